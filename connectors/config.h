@@ -1,0 +1,131 @@
+#pragma once
+// The configuration file of SPEC §5. Every mapping key defaults to the
+// reference deployment of SPEC §1, so a file needs only what differs.
+#include "models/duration.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace callscope {
+
+// canonical word -> the user's words for it, e.g. SUCCESS -> {"OK", "DONE"}
+using ValueWords = std::map<std::string, std::vector<std::string>>;
+
+struct RecordMapping {
+    std::string table = "idempotent_record";
+    std::string callId = "call_id";
+    std::string requestDigest = "request_digest";
+    std::string status = "status";
+    std::string resultSnapshot = "result_snapshot";
+    std::string firstSource = "first_source"; // "" when the table has none
+    std::string lockVersion = "lock_version"; // "" likewise
+    std::string createdAt = "created_at";
+    std::string updatedAt = "updated_at";
+    std::string expireAt = "expire_at";
+    ValueWords statusValues;
+};
+
+struct AttemptMapping {
+    bool enabled = true;
+    std::string table = "idempotent_attempt";
+    std::string id = "id";
+    std::string callId = "call_id";
+    std::string requestDigest = "request_digest";
+    std::string sourceInstance = "source_instance";
+    std::string traceId = "trace_id";
+    std::string outcome = "outcome";
+    std::string arrivedAt = "arrived_at";
+    std::string finishedAt = "finished_at";
+    ValueWords outcomeValues;
+};
+
+struct PostgresConfig {
+    std::string dsn = "host=127.0.0.1 port=5432 dbname=orders user=callscope_ro";
+    Millis pollInterval{1000};
+    Millis statementTimeout{5000};
+    RecordMapping record;
+    AttemptMapping attempt;
+};
+
+struct ReceiptMapping {
+    std::string callId = "callId";
+    std::string status = "status";
+    std::string resultRef = "resultRef";
+    std::string finishedAt = "finishedAt";
+    std::string version = "version";
+    std::string sourceInstance = "sourceInstance";
+    std::string requestDigest = "requestDigest";
+    ValueWords statusValues;
+};
+
+struct CallerEventMapping {
+    std::string callId = "callId";
+    std::string state = "state";
+    std::string at = "at";
+    std::string instance = "instance";
+    std::string attempt = "attempt";
+    std::string bizNo = "bizNo";
+    std::string requestDigest = "requestDigest";
+    std::string traceId = "traceId";
+    ValueWords stateValues;
+};
+
+struct KafkaConfig {
+    std::string brokers = "127.0.0.1:9092";
+    std::string receiptTopics = "^receipts\\..*"; // leading ^: a regex, else a topic name
+    std::string callerTopics = "caller-events";   // "" when callers publish no events
+    std::string partitioner = "murmur2_random";
+    std::map<std::string, std::string> properties{{"security.protocol", "PLAINTEXT"}};
+    ReceiptMapping receipt;
+    CallerEventMapping callerEvent;
+};
+
+struct DetectConfig {
+    Millis stuckAfter{5 * 60'000};
+    Millis receiptGrace{60'000};
+    Millis callerAlertAfter{5 * 60'000};
+    Millis keyRotationWindow{2 * 3'600'000};
+};
+
+struct RetentionConfig {
+    Millis finishedCalls{30 * 60'000};
+    std::int64_t maxCalls = 5'000'000;
+};
+
+struct Config {
+    PostgresConfig postgres;
+    KafkaConfig kafka;
+    DetectConfig detect;
+    RetentionConfig retention;
+    std::string sourcePath; // "" when built-in defaults only
+
+    Config(); // fills every status/outcome/state word list with the canonical words
+};
+
+struct ConfigError {
+    std::string file;
+    int line = 0; // 0 when the error is not tied to a line
+    std::string key;
+    std::string message;
+    std::string toString() const; // "file:line: key: message"
+};
+
+struct ConfigResult {
+    Config config;
+    std::vector<ConfigError> errors; // empty on success
+    bool ok() const { return errors.empty(); }
+};
+
+ConfigResult loadConfigFile(const std::string& path);
+ConfigResult parseConfigText(std::string_view text, const std::string& pathForMessages);
+
+// The config path used when --config is not given:
+// $XDG_CONFIG_HOME/callscope/callscope.toml (or ~/.config/...).
+std::string defaultConfigPath();
+
+// The DSN with any password=... value masked, for display.
+std::string redactDsn(const std::string& dsn);
+
+} // namespace callscope

@@ -1,0 +1,63 @@
+#pragma once
+// `callscope sim` (SPEC §6): drives a real PostgreSQL and Kafka exactly as the
+// protocol of SPEC §1 does, with fault knobs that inject each anomaly kind of
+// SPEC §3 and a ground-truth file of what was injected.
+#include "connectors/config.h"
+#include "models/domain.h"
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace callscope {
+
+struct SimOptions {
+    Millis duration{30'000};
+    double rate = 20.0; // new business actions per second, over all callers
+    std::uint64_t seed = 1;
+    int callers = 3;
+    int servers = 2;
+    int workersPerServer = 6;
+    std::map<AnomalyKind, double> faults; // per business action, at most one fault each
+    // Healthy failures that must NOT look like anomalies: a server dies after
+    // its placeholder and a later retry re-occupies the stale record.
+    double crashRate = 0.0;
+    std::string truthPath;                 // "" = no truth file
+    std::string receiptTopic = "receipts.sim";
+    std::string callerTopic;               // "" = config's caller topic
+    int partitions = 4;
+    Millis requestTimeout{250};
+    Millis staleTimeout{2'000};            // server re-occupies a PROCESSING older than this
+    Millis recordTtl{24 * 3'600'000};      // expire_at = created_at + this
+    Millis drainTimeout{30'000};
+};
+
+struct SimStats {
+    std::int64_t calls = 0;
+    std::int64_t attempts = 0;
+    std::int64_t callerEvents = 0;
+    std::int64_t receiptsPublished = 0;
+    std::int64_t receiptsDuplicated = 0;
+    std::int64_t receiptsDropped = 0;
+    std::int64_t receiptsSeenByCallers = 0;
+    std::int64_t timeouts = 0;
+    std::int64_t unfinishedCalls = 0;
+    std::map<AnomalyKind, std::int64_t> injected;
+};
+
+struct SimResult {
+    bool ok = false;
+    std::string error;
+    SimStats stats;
+};
+
+// Runs until the duration has passed and every started call has finished (or
+// the drain timeout ran out), or until *stop becomes true.
+SimResult runSimulation(const Config& config, const SimOptions& options,
+                        const std::atomic<bool>* stop = nullptr);
+
+// The sim's summary as one JSON line.
+std::string toJsonLine(const SimStats& stats);
+
+} // namespace callscope

@@ -1,0 +1,77 @@
+#include "models/anomaly_json.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace callscope {
+namespace {
+
+void sortUnique(std::vector<std::string>& v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+void appendArray(std::string& out, const std::vector<std::string>& v) {
+    out += '[';
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        if (i)
+            out += ',';
+        out += jsonQuote(v[i]);
+    }
+    out += ']';
+}
+
+} // namespace
+
+std::string jsonQuote(std::string_view text) {
+    std::string out;
+    out.reserve(text.size() + 2);
+    out += '"';
+    for (const char c : text) {
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20) {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\u%04x", c);
+                out += buf;
+            } else {
+                out += c;
+            }
+        }
+    }
+    out += '"';
+    return out;
+}
+
+std::string toJsonLine(AnomalyLine a) {
+    sortUnique(a.callIds);
+    sortUnique(a.instances);
+    sortUnique(a.digests);
+    std::string out = R"({"type":"anomaly","kind":)";
+    out += jsonQuote(toString(a.kind));
+    out += R"(,"severity":)";
+    out += jsonQuote(toString(a.severity));
+    out += R"(,"state":)";
+    out += jsonQuote(a.state);
+    out += R"(,"callIds":)";
+    appendArray(out, a.callIds);
+    out += R"(,"instances":)";
+    appendArray(out, a.instances);
+    out += R"(,"digests":)";
+    appendArray(out, a.digests);
+    out += R"(,"firstEventAt":)";
+    out += jsonQuote(formatIsoMillis(a.firstEventAt));
+    out += R"(,"detectedAt":)";
+    out += jsonQuote(formatIsoMillis(a.detectedAt));
+    out += R"(,"summary":)";
+    out += jsonQuote(a.summary);
+    out += '}';
+    return out;
+}
+
+} // namespace callscope

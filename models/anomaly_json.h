@@ -1,0 +1,31 @@
+#pragma once
+// The JSON line of one anomaly (SPEC §4.2), as scan/watch print it and as the
+// simulator's truth file records what it injected.
+#include "models/domain.h"
+#include "models/timestamp.h"
+
+#include <string>
+#include <vector>
+
+namespace callscope {
+
+struct AnomalyLine {
+    AnomalyKind kind{};
+    Severity severity{};
+    std::string state = "open";
+    std::vector<std::string> callIds; // sorted by toJsonLine
+    std::vector<std::string> instances;
+    std::vector<std::string> digests;
+    EpochMillis firstEventAt = 0;
+    EpochMillis detectedAt = 0;
+    std::string summary;
+};
+
+// One line of JSON, no trailing newline. callIds, instances and digests are
+// written sorted and without repeats.
+std::string toJsonLine(AnomalyLine line);
+
+// A JSON string literal (quotes included) with the required escapes.
+std::string jsonQuote(std::string_view text);
+
+} // namespace callscope

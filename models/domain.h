@@ -1,0 +1,79 @@
+#pragma once
+// The words of the protocol (SPEC §1–§3) as enums, with their canonical names.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace callscope {
+
+enum class RecordStatus : std::uint8_t { Processing, Success, Failed };
+inline constexpr std::array<std::string_view, 3> kRecordStatusNames{"PROCESSING", "SUCCESS",
+                                                                    "FAILED"};
+
+enum class AttemptOutcome : std::uint8_t {
+    Executed,
+    InProgress,
+    Replayed,
+    DigestConflict,
+    Reoccupied
+};
+inline constexpr std::array<std::string_view, 5> kAttemptOutcomeNames{
+    "EXECUTED", "IN_PROGRESS", "REPLAYED", "DIGEST_CONFLICT", "REOCCUPIED"};
+
+enum class CallerState : std::uint8_t {
+    Initiated,
+    AwaitingResponse,
+    TimeoutUnknown,
+    AwaitingReceipt,
+    ConfirmedSuccess,
+    ConfirmedFailed,
+    Escalated
+};
+inline constexpr std::array<std::string_view, 7> kCallerStateNames{
+    "INITIATED",         "AWAITING_RESPONSE", "TIMEOUT_UNKNOWN", "AWAITING_RECEIPT",
+    "CONFIRMED_SUCCESS", "CONFIRMED_FAILED",  "ESCALATED"};
+
+enum class AnomalyKind : std::uint8_t {
+    StuckProcessing,
+    DigestConflict,
+    DuplicateCaller,
+    KeyRotation,
+    ConcurrentExecution,
+    ExpiredReplay,
+    ReceiptMissing,
+    StateMismatch,
+    ReceiptRegression,
+    CallerStuck,
+    OrphanReceipt
+};
+inline constexpr std::array<std::string_view, 11> kAnomalyKindNames{
+    "stuck_processing",   "digest_conflict", "duplicate_caller", "key_rotation",
+    "concurrent_execution", "expired_replay", "receipt_missing",  "state_mismatch",
+    "receipt_regression", "caller_stuck",    "orphan_receipt"};
+
+enum class Severity : std::uint8_t { Info, Warning, Critical };
+inline constexpr std::array<std::string_view, 3> kSeverityNames{"info", "warning", "critical"};
+
+template <typename Enum, std::size_t N>
+constexpr std::string_view nameOf(Enum value, const std::array<std::string_view, N>& names) {
+    return names[static_cast<std::size_t>(value)];
+}
+
+std::string_view toString(RecordStatus v);
+std::string_view toString(AttemptOutcome v);
+std::string_view toString(CallerState v);
+std::string_view toString(AnomalyKind v);
+std::string_view toString(Severity v);
+
+std::optional<RecordStatus> recordStatusFromName(std::string_view name);
+std::optional<AttemptOutcome> attemptOutcomeFromName(std::string_view name);
+std::optional<CallerState> callerStateFromName(std::string_view name);
+std::optional<AnomalyKind> anomalyKindFromName(std::string_view name);
+
+constexpr bool isTerminal(RecordStatus s) { return s != RecordStatus::Processing; }
+constexpr bool isTerminal(CallerState s) {
+    return s == CallerState::ConfirmedSuccess || s == CallerState::ConfirmedFailed;
+}
+
+} // namespace callscope
