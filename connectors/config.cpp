@@ -4,6 +4,7 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -97,7 +98,16 @@ public:
             return;
         }
         std::map<std::string, std::string> seen; // user word -> canonical
-        for (auto&& [k, v] : *t) {
+        // toml++ iterates keys sorted; judge them in the order the user wrote them.
+        std::vector<std::pair<const toml::key*, const toml::node*>> entries;
+        for (auto&& [k, v] : *t)
+            entries.emplace_back(&k, &v);
+        std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+            return a.first->source().begin.line < b.first->source().begin.line;
+        });
+        for (const auto& [kp, vp] : entries) {
+            const toml::key& k = *kp;
+            const toml::node& v = *vp;
             const std::string name(k.str());
             const std::string full = std::string(key) + "." + name;
             bool known = false;
@@ -331,6 +341,8 @@ ConfigResult parseConfigText(std::string_view text, const std::string& path) {
     try {
         const toml::table root = toml::parse(text, path);
         readConfig(root, result.config, result.errors, path);
+        std::stable_sort(result.errors.begin(), result.errors.end(),
+                         [](const ConfigError& a, const ConfigError& b) { return a.line < b.line; });
     } catch (const toml::parse_error& e) {
         result.errors.push_back({path, static_cast<int>(e.source().begin.line), "",
                                  "not valid TOML: " + std::string(e.description())});

@@ -1,0 +1,303 @@
+#include "sim_data.h"
+
+#include "connectors/kafka_client.h"
+#include "models/timestamp.h"
+
+#include <pqxx/pqxx>
+#include <simdjson.h>
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+namespace callscope::test {
+namespace {
+
+std::vector<KafkaMessage> readWholeTopic(const std::string& brokers, const std::string& topic) {
+    std::string err;
+    KafkaSettings ks{brokers, {}, "murmur2_random"};
+    auto reader = KafkaPartitionReader::create(ks, err);
+    if (!reader || !reader->assignWholeTopic(topic, false, err))
+        throw std::runtime_error("reading " + topic + ": " + err);
+    std::vector<KafkaMessage> all;
+    int quietPolls = 0;
+    while (quietPolls < 3) { // the simulator flushed before it returned
+        auto batch = reader->poll(500, 10'000);
+        quietPolls = batch.empty() ? quietPolls + 1 : 0;
+        for (auto& m : batch)
+            all.push_back(std::move(m));
+    }
+    return all;
+}
+
+std::string str(simdjson::ondemand::document& doc, const char* key) {
+    std::string_view v;
+    if (doc[key].get_string().get(v))
+        return {};
+    return std::string(v);
+}
+
+std::int64_t num(simdjson::ondemand::document& doc, const char* key) {
+    std::int64_t v = 0;
+    if (doc[key].get_int64().get(v))
+        return -1;
+    return v;
+}
+
+std::string join(std::vector<std::string> ids) {
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    std::string out;
+    for (const auto& id : ids)
+        out += (out.empty() ? "" : ",") + id;
+    return out;
+}
+
+bool terminalCaller(const std::string& s) {
+    return s == "CONFIRMED_SUCCESS" || s == "CONFIRMED_FAILED";
+}
+
+} // namespace
+
+SimData loadSimData(const std::string& dsn, const std::string& brokers,
+                    const std::string& receiptTopic, const std::string& callerTopic) {
+    SimData d;
+    pqxx::connection c(dsn);
+    pqxx::work w(c);
+    const auto ms = [](const char* col) {
+        return std::string("(extract(epoch from ") + col + ") * 1000)::bigint";
+    };
+    for (const auto& row :
+         w.exec("SELECT call_id, request_digest, status, COALESCE(first_source, ''), lock_version, " +
+                ms("created_at") + ", " + ms("updated_at") + ", " + ms("expire_at") +
+                " FROM idempotent_record")) {
+        RecordRow r{row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(),
+                    row[3].as<std::string>(),  row[4].as<int>(),         row[5].as<std::int64_t>(),
+                    row[6].as<std::int64_t>(), row[7].as<std::int64_t>()};
+        d.records[r.callId] = r;
+    }
+    for (const auto& row :
+         w.exec("SELECT id, call_id, request_digest, source_instance, outcome, " +
+                ms("arrived_at") + ", " + ms("finished_at") +
+                " FROM idempotent_attempt ORDER BY arrived_at, id")) {
+        AttemptRow a;
+        a.id = row[0].as<std::int64_t>();
+        a.callId = row[1].as<std::string>();
+        a.digest = row[2].as<std::string>();
+        a.source = row[3].as<std::string>();
+        a.outcome = row[4].as<std::string>();
+        a.arrivedAt = row[5].as<std::int64_t>();
+        if (!row[6].is_null())
+            a.finishedAt = row[6].as<std::int64_t>();
+        d.attempts[a.callId].push_back(a);
+    }
+    simdjson::ondemand::parser parser;
+    for (const auto& m : readWholeTopic(brokers, receiptTopic)) {
+        simdjson::padded_string json(m.value);
+        simdjson::ondemand::document doc;
+        if (parser.iterate(json).get(doc))
+            throw std::runtime_error("receipt is not JSON: " + m.value);
+        ReceiptMsg r{str(doc, "callId"), str(doc, "status"), str(doc, "requestDigest"),
+                     str(doc, "sourceInstance"), num(doc, "version"), m.partition};
+        if (r.callId != m.key)
+            throw std::runtime_error("receipt keyed " + m.key + " carries callId " + r.callId);
+        d.receipts[r.callId].push_back(r);
+        d.receiptCount++;
+    }
+    if (!callerTopic.empty()) {
+        for (const auto& m : readWholeTopic(brokers, callerTopic)) {
+            simdjson::padded_string json(m.value);
+            simdjson::ondemand::document doc;
+            if (parser.iterate(json).get(doc))
+                throw std::runtime_error("caller event is not JSON: " + m.value);
+            CallerEventMsg e{str(doc, "callId"), str(doc, "state"), str(doc, "instance"),
+                             str(doc, "bizNo"), str(doc, "requestDigest")};
+            e.attempt = num(doc, "attempt");
+            e.at = parseTimestamp(str(doc, "at")).value_or(-1);
+            if (e.callId != m.key)
+                throw std::runtime_error("caller event keyed " + m.key + " for " + e.callId);
+            d.callerEvents[e.callId].push_back(e);
+            d.callerEventCount++;
+        }
+    }
+    return d;
+}
+
+Situations findSituations(const SimData& d) {
+    Situations s;
+    std::set<std::string> callIds;
+    for (const auto& [id, _] : d.records)
+        callIds.insert(id);
+    for (const auto& [id, _] : d.attempts)
+        callIds.insert(id);
+    for (const auto& [id, _] : d.receipts)
+        callIds.insert(id);
+    for (const auto& [id, _] : d.callerEvents)
+        callIds.insert(id);
+
+    std::map<std::string, std::set<std::string>> byDigest, byBizNo;
+    for (const auto& id : callIds) {
+        const RecordRow* rec = d.records.count(id) ? &d.records.at(id) : nullptr;
+        static const std::vector<AttemptRow> noAttempts;
+        static const std::vector<ReceiptMsg> noReceipts;
+        static const std::vector<CallerEventMsg> noEvents;
+        const auto& atts = d.attempts.count(id) ? d.attempts.at(id) : noAttempts;
+        const auto& recs = d.receipts.count(id) ? d.receipts.at(id) : noReceipts;
+        const auto& evs = d.callerEvents.count(id) ? d.callerEvents.at(id) : noEvents;
+
+        // stuck_processing: the record is still PROCESSING after the run drained.
+        if (rec && rec->status == "PROCESSING")
+            s["stuck_processing"].insert(id);
+
+        // digest_conflict: two digests anywhere for one callId.
+        std::set<std::string> digests;
+        if (rec)
+            digests.insert(rec->digest);
+        for (const auto& a : atts)
+            digests.insert(a.digest);
+        for (const auto& e : evs)
+            if (!e.digest.empty())
+                digests.insert(e.digest);
+        for (const auto& r : recs)
+            if (!r.digest.empty())
+                digests.insert(r.digest);
+        if (digests.size() >= 2)
+            s["digest_conflict"].insert(id);
+
+        // duplicate_caller: two caller instances act on one callId.
+        std::set<std::string> instances;
+        if (rec && !rec->firstSource.empty())
+            instances.insert(rec->firstSource);
+        for (const auto& a : atts)
+            instances.insert(a.source);
+        for (const auto& e : evs)
+            instances.insert(e.instance);
+        if (instances.size() >= 2)
+            s["duplicate_caller"].insert(id);
+
+        // key_rotation (grouped below): the digest a call was made for.
+        bool executed = false;
+        for (const auto& a : atts)
+            executed |= a.outcome == "EXECUTED" || a.outcome == "REOCCUPIED";
+        const std::string ownDigest = rec ? rec->digest : (evs.empty() ? "" : evs.front().digest);
+        if (!ownDigest.empty() && (executed || !evs.empty()))
+            byDigest[ownDigest].insert(id);
+        if (!evs.empty() && !evs.front().bizNo.empty())
+            byBizNo[evs.front().bizNo].insert(id);
+
+        // concurrent_execution: an execution starts while an earlier one of
+        // the same callId is still running, and it is not a stale takeover.
+        std::optional<std::int64_t> runningUntil; // end of the latest execution so far
+        bool runningOpen = false;
+        for (const auto& a : atts) {
+            if (a.outcome != "EXECUTED" && a.outcome != "REOCCUPIED")
+                continue;
+            const bool overlaps = runningOpen || (runningUntil && a.arrivedAt < *runningUntil);
+            if (overlaps && a.outcome == "EXECUTED")
+                s["concurrent_execution"].insert(id);
+            runningOpen = !a.finishedAt.has_value();
+            runningUntil = a.finishedAt;
+        }
+
+        // expired_replay: a server execution older than the record itself
+        // (an earlier incarnation), or a request after expire_at.
+        if (rec) {
+            for (const auto& a : atts)
+                if (a.arrivedAt < rec->createdAt || a.arrivedAt > rec->expireAt)
+                    s["expired_replay"].insert(id);
+        }
+
+        // receipt_missing / state_mismatch / receipt_regression on receipts.
+        std::set<std::string> terminalReceipts;
+        std::map<std::int64_t, std::set<std::string>> statusByVersion;
+        for (const auto& r : recs) {
+            if (r.status != "PROCESSING")
+                terminalReceipts.insert(r.status);
+            statusByVersion[r.version].insert(r.status);
+        }
+        if (rec && rec->status != "PROCESSING" && terminalReceipts.empty())
+            s["receipt_missing"].insert(id);
+        std::set<std::string> terminalViews = terminalReceipts;
+        if (rec && rec->status != "PROCESSING")
+            terminalViews.insert(rec->status);
+        for (const auto& e : evs)
+            if (terminalCaller(e.state))
+                terminalViews.insert(e.state == "CONFIRMED_SUCCESS" ? "SUCCESS" : "FAILED");
+        if (terminalViews.size() >= 2)
+            s["state_mismatch"].insert(id);
+        bool regression = false;
+        for (const auto& [v, statuses] : statusByVersion)
+            regression |= statuses.size() >= 2;
+        bool seenTerminal = false, confirmedOrEscalated = false;
+        for (const auto& e : evs) {
+            if (seenTerminal && !terminalCaller(e.state))
+                regression = true;
+            seenTerminal |= terminalCaller(e.state);
+            confirmedOrEscalated |= terminalCaller(e.state) || e.state == "ESCALATED";
+        }
+        if (regression)
+            s["receipt_regression"].insert(id);
+
+        // caller_stuck: left waiting with no confirmation or escalation.
+        if (!evs.empty() && !confirmedOrEscalated &&
+            (evs.back().state == "TIMEOUT_UNKNOWN" || evs.back().state == "AWAITING_RECEIPT"))
+            s["caller_stuck"].insert(id);
+
+        // orphan_receipt: a receipt for a callId the server never recorded.
+        if (!recs.empty() && !rec && atts.empty())
+            s["orphan_receipt"].insert(id);
+    }
+    for (const auto* groups : {&byDigest, &byBizNo})
+        for (const auto& [_, ids] : *groups)
+            if (ids.size() >= 2)
+                s["key_rotation"].insert(join({ids.begin(), ids.end()}));
+    return s;
+}
+
+Situations readAnomalyLines(const std::string& text) {
+    Situations s;
+    simdjson::ondemand::parser parser;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.empty())
+            continue;
+        simdjson::padded_string json(line);
+        simdjson::ondemand::document doc;
+        if (parser.iterate(json).get(doc))
+            throw std::runtime_error("not a JSON line: " + line);
+        if (str(doc, "type") != "anomaly")
+            continue;
+        const std::string kind = str(doc, "kind");
+        std::vector<std::string> ids;
+        simdjson::ondemand::array arr;
+        if (doc["callIds"].get_array().get(arr))
+            throw std::runtime_error("no callIds in: " + line);
+        for (auto v : arr) {
+            std::string_view id;
+            if (!v.get_string().get(id))
+                ids.emplace_back(id);
+        }
+        s[kind].insert(join(ids));
+    }
+    return s;
+}
+
+std::string describe(const Situations& s) {
+    std::string out;
+    for (const auto& [kind, sets] : s) {
+        out += kind + " (" + std::to_string(sets.size()) + "):";
+        int n = 0;
+        for (const auto& ids : sets) {
+            if (++n > 5) {
+                out += " ...";
+                break;
+            }
+            out += " [" + ids + "]";
+        }
+        out += "\n";
+    }
+    return out.empty() ? "(none)\n" : out;
+}
+
+} // namespace callscope::test

@@ -1,0 +1,78 @@
+#include "stack.h"
+
+#include <pqxx/pqxx>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace callscope::test {
+namespace {
+
+std::string env(const char* name) {
+    const char* v = std::getenv(name);
+    if (!v || !*v)
+        throw std::runtime_error(std::string(name) +
+                                 " is not set: start the stack first (eval \"$(scripts/stack "
+                                 "start)\") or run scripts/test");
+    return v;
+}
+
+std::atomic<int> g_counter{0};
+
+} // namespace
+
+TestStack TestStack::fresh(const std::string& name) {
+    TestStack s;
+    s.adminDsn = env("CALLSCOPE_PG_ADMIN_DSN");
+    s.brokers = env("CALLSCOPE_KAFKA_BROKERS");
+    const std::string unique = name + "_" + std::to_string(::getpid()) + "_" +
+                               std::to_string(g_counter.fetch_add(1));
+    const std::string db = "t_" + unique;
+    {
+        pqxx::connection c(s.adminDsn);
+        pqxx::nontransaction w(c);
+        w.exec("DROP DATABASE IF EXISTS " + c.quote_name(db));
+        w.exec("CREATE DATABASE " + c.quote_name(db));
+    }
+    s.dsn = "host=127.0.0.1 port=" + env("CALLSCOPE_PG_PORT") + " dbname=" + db + " user=postgres";
+    s.receiptTopic = "receipts.t-" + unique;
+    s.callerTopic = "caller-events.t-" + unique;
+    s.config.postgres.dsn = s.dsn;
+    s.config.kafka.brokers = s.brokers;
+    s.config.kafka.callerTopics = s.callerTopic;
+    return s;
+}
+
+std::string tempPath(const std::string& name) {
+    const char* dir = std::getenv("TMPDIR");
+    return std::string(dir && *dir ? dir : "/tmp") + "/callscope-test-" +
+           std::to_string(::getpid()) + "-" + std::to_string(g_counter.fetch_add(1)) + "-" + name;
+}
+
+std::string readFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+CommandResult runCommand(const std::string& commandLine) {
+    const std::string out = tempPath("stdout"), err = tempPath("stderr");
+    const std::string full = "( " + commandLine + " ) >" + out + " 2>" + err + " </dev/null";
+    const int status = std::system(full.c_str());
+    CommandResult r;
+    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = readFile(out);
+    r.err = readFile(err);
+    std::remove(out.c_str());
+    std::remove(err.c_str());
+    return r;
+}
+
+} // namespace callscope::test

@@ -1,0 +1,35 @@
+#pragma once
+// The real PostgreSQL and Kafka that scripts/stack started (found through its
+// environment). Each test gets a database and topics of its own.
+#include "connectors/config.h"
+
+#include <string>
+
+namespace callscope::test {
+
+struct TestStack {
+    std::string adminDsn; // the stack's postgres database
+    std::string dsn;      // this test's own database
+    std::string brokers;
+    std::string receiptTopic;
+    std::string callerTopic;
+    Config config; // points at this test's database and topics
+
+    // Creates a fresh database (with the reference schema created by whoever
+    // writes first) and names fresh topics. Throws when the stack is not up.
+    static TestStack fresh(const std::string& name);
+};
+
+// A path for a temporary file unique to this process.
+std::string tempPath(const std::string& name);
+
+struct CommandResult {
+    int exitCode = -1;
+    std::string out, err;
+};
+// Runs a shell command line, capturing stdout and stderr.
+CommandResult runCommand(const std::string& commandLine);
+
+std::string readFile(const std::string& path);
+
+} // namespace callscope::test
