@@ -187,7 +187,17 @@ bool KafkaPartitionReader::assignWholeTopic(const std::string& topic, bool fromE
                                             std::string& error) {
     rd_kafka_topic_t* t = rd_kafka_topic_new(m_rk, topic.c_str(), nullptr);
     const rd_kafka_metadata_t* md = nullptr;
-    rd_kafka_resp_err_t e = rd_kafka_metadata(m_rk, 0, t, &md, 10'000);
+    rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
+    // A topic created a moment ago takes a little while to show in metadata.
+    for (int tries = 0; tries < 60; ++tries) {
+        if (md)
+            rd_kafka_metadata_destroy(md);
+        md = nullptr;
+        e = rd_kafka_metadata(m_rk, 0, t, &md, 10'000);
+        if (!e && md && md->topic_cnt == 1 && !md->topics[0].err)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
     rd_kafka_topic_destroy(t);
     if (e || !md || md->topic_cnt != 1 || md->topics[0].err) {
         error = "metadata of topic " + topic + ": " +
