@@ -9,12 +9,6 @@ using namespace callscope::test;
 
 namespace {
 const std::string kBin = CALLSCOPE_BINARY;
-
-std::string writeConfig(const std::string& name, const std::string& text) {
-    const std::string path = tempPath(name);
-    std::ofstream(path) << text;
-    return path;
-}
 } // namespace
 
 TEST(Cli, HelpListsEverySubcommand) {
@@ -35,9 +29,10 @@ TEST(Cli, UnknownSubcommandOrOptionIsBadUsage) {
 }
 
 TEST(Cli, BadConfigIsRefusedNamingFileLineAndKey) {
-    const std::string path =
-        writeConfig("bad.toml", "[postgres]\ndsn = \"host=x\"\n\n[detect]\nstuck_after = \"soon\"\n"
+    const TempFile file(
+        "bad.toml", "[postgres]\ndsn = \"host=x\"\n\n[detect]\nstuck_after = \"soon\"\n"
                                 "[kafka]\nbrokerz = \"x\"\n");
+    const std::string& path = file.path;
     for (const char* sub : {"sim", "scan", "gui"}) {
         const CommandResult r = runCommand(kBin + " " + sub + " --config " + path);
         EXPECT_EQ(r.exitCode, 2) << sub;
@@ -50,17 +45,17 @@ TEST(Cli, BadConfigIsRefusedNamingFileLineAndKey) {
 
 TEST(Cli, SimFillsTheTablesAndTopicsAndWritesTheTruth) {
     TestStack stack = TestStack::fresh("cli");
-    const std::string config =
-        writeConfig("sim.toml", "[postgres]\ndsn = \"" + stack.dsn + "\"\n[kafka]\nbrokers = \"" +
+    const TempFile config(
+        "sim.toml", "[postgres]\ndsn = \"" + stack.dsn + "\"\n[kafka]\nbrokers = \"" +
                                     stack.brokers + "\"\ncaller_topics = \"" + stack.callerTopic +
                                     "\"\n");
-    const std::string truth = tempPath("cli-truth.jsonl");
+    const TempFile truth("cli-truth.jsonl");
     const CommandResult r =
-        runCommand(kBin + " sim --config " + config + " --duration 2s --rate 25 --fault all=0.04" +
-                   " --receipt-topic " + stack.receiptTopic + " --truth " + truth);
+        runCommand(kBin + " sim --config " + config.path + " --duration 2s --rate 25 --fault all=0.04" +
+                   " --receipt-topic " + stack.receiptTopic + " --truth " + truth.path);
     ASSERT_EQ(r.exitCode, 0) << r.err;
     EXPECT_EQ(r.out.rfind(R"({"type":"sim_summary","calls":)", 0), 0u) << r.out;
-    const std::string t = readFile(truth);
+    const std::string t = readFile(truth.path);
     EXPECT_NE(t.find(R"("type":"anomaly")"), std::string::npos) << t;
     const CommandResult rows = runCommand(
         "psql -X -A -t -c 'select count(*) from idempotent_record' '" + stack.dsn + "'");
@@ -72,10 +67,10 @@ TEST(Cli, SimFillsTheTablesAndTopicsAndWritesTheTruth) {
 }
 
 TEST(Cli, SimReportsAnUnreachableDatabaseAsARuntimeFailure) {
-    const std::string config = writeConfig(
+    const TempFile config(
         "down.toml", "[postgres]\ndsn = \"host=127.0.0.1 port=1 dbname=x user=x password=hunter2 "
                      "connect_timeout=2\"\n");
-    const CommandResult r = runCommand(kBin + " sim --config " + config + " --duration 1s");
+    const CommandResult r = runCommand(kBin + " sim --config " + config.path + " --duration 1s");
     EXPECT_EQ(r.exitCode, 1);
     EXPECT_NE(r.err.find("PostgreSQL"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("hunter2"), std::string::npos) << r.err;

@@ -55,6 +55,12 @@ std::string tempPath(const std::string& name) {
            std::to_string(::getpid()) + "-" + std::to_string(g_counter.fetch_add(1)) + "-" + name;
 }
 
+TempFile::TempFile(const std::string& name, const std::string& content) : path(tempPath(name)) {
+    if (!content.empty())
+        std::ofstream(path) << content;
+}
+TempFile::~TempFile() { std::remove(path.c_str()); }
+
 std::string readFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     std::ostringstream s;

@@ -23,6 +23,15 @@ struct TestStack {
 // A path for a temporary file unique to this process.
 std::string tempPath(const std::string& name);
 
+// A temporary file removed when the test is done with it.
+struct TempFile {
+    explicit TempFile(const std::string& name, const std::string& content = {});
+    ~TempFile();
+    TempFile(const TempFile&) = delete;
+    TempFile& operator=(const TempFile&) = delete;
+    const std::string path;
+};
+
 struct CommandResult {
     int exitCode = -1;
     std::string out, err;
