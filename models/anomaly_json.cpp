@@ -68,6 +68,10 @@ std::string toJsonLine(AnomalyLine a) {
     out += jsonQuote(formatIsoMillis(a.firstEventAt));
     out += R"(,"detectedAt":)";
     out += jsonQuote(formatIsoMillis(a.detectedAt));
+    if (a.resolvedAt != INT64_MIN) {
+        out += R"(,"resolvedAt":)";
+        out += jsonQuote(formatIsoMillis(a.resolvedAt));
+    }
     out += R"(,"summary":)";
     out += jsonQuote(a.summary);
     out += '}';

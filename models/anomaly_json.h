@@ -18,6 +18,7 @@ struct AnomalyLine {
     std::vector<std::string> digests;
     EpochMillis firstEventAt = 0;
     EpochMillis detectedAt = 0;
+    EpochMillis resolvedAt = INT64_MIN; // written only when set
     std::string summary;
 };
 

@@ -1,0 +1,51 @@
+#pragma once
+// An anomaly of SPEC §3: a stable kind, a severity, the callIds involved and
+// the evidence (events) that proves it; open until it stops holding.
+#include "models/anomaly_json.h"
+#include "models/duration.h"
+#include "models/observations.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace callscope {
+
+struct Evidence {
+    std::string callId;
+    EpochMillis at = kNoTime;
+    std::string what; // "attempt EXECUTED from order-api-7 (digest 9f2c1a03…)"
+};
+
+struct Anomaly {
+    std::uint64_t id = 0; // stable for the engine's lifetime
+    AnomalyKind kind{};
+    Severity severity{};
+    bool open = true;
+    std::vector<std::string> callIds; // sorted
+    std::vector<std::string> instances;
+    std::vector<std::string> digests;
+    EpochMillis firstEventAt = kNoTime;
+    EpochMillis detectedAt = kNoTime;
+    EpochMillis changedAt = kNoTime;
+    EpochMillis resolvedAt = kNoTime;
+    std::string summary;
+    std::vector<Evidence> evidence; // by time
+
+    AnomalyLine toLine() const;
+};
+
+// The JSON line of SPEC §4.2 with the evidence appended.
+std::string toJsonLine(const Anomaly& a);
+
+struct DetectThresholds {
+    Millis stuckAfter{5 * 60'000};
+    Millis receiptGrace{60'000};
+    Millis callerAlertAfter{5 * 60'000};
+    Millis keyRotationWindow{2 * 3'600'000};
+};
+
+// "9f2c1a03…" — digests are long; people read the first eight characters.
+std::string shortDigest(const std::string& digest);
+
+} // namespace callscope

@@ -1,0 +1,325 @@
+#include "models/call_store.h"
+
+#include <algorithm>
+
+namespace callscope {
+
+CallStore::CallStore() = default;
+
+void CallStore::reserve(std::size_t calls) {
+    m_calls.reserve(calls);
+    m_callIds.reserve(calls);
+    m_digests.reserve(calls);
+    m_bizNos.reserve(calls);
+    m_digestOwner.reserve(calls + 1);
+    m_bizNoOwner.reserve(calls + 1);
+}
+
+std::int32_t CallStore::toDt(const CallState& c, EpochMillis t) {
+    if (t == kNoTime)
+        return kNoDt;
+    const EpochMillis d = t - c.base;
+    return static_cast<std::int32_t>(std::clamp<EpochMillis>(d, INT32_MIN + 1, INT32_MAX));
+}
+
+std::uint32_t CallStore::find(std::string_view callId) const {
+    const std::uint32_t id = m_callIds.find(callId);
+    return id == 0 ? npos : id - 1;
+}
+
+std::uint32_t CallStore::callFor(std::string_view callId, EpochMillis t) {
+    const std::uint32_t id = m_callIds.intern(callId);
+    if (id > m_calls.size()) {
+        CallState c;
+        c.base = t == kNoTime ? nowMillis() : t;
+        m_calls.push_back(std::move(c));
+    }
+    return id - 1;
+}
+
+void CallStore::setOwnDigest(std::uint32_t call, std::uint32_t d) {
+    m_calls[call].digest = d;
+    if (m_digestOwner.size() <= d)
+        m_digestOwner.resize(d + 1, 0);
+    std::uint32_t& owner = m_digestOwner[d];
+    if (owner == 0) {
+        owner = call + 1;
+    } else if (owner != call + 1) {
+        auto& shared = m_digestShared[d];
+        if (shared.empty())
+            shared.push_back(owner - 1);
+        if (std::find(shared.begin(), shared.end(), call) == shared.end())
+            shared.push_back(call);
+    }
+}
+
+void CallStore::setBizNo(std::uint32_t call, std::uint32_t b) {
+    CallState& c = m_calls[call];
+    if (b == 0 || c.bizNo == b)
+        return;
+    c.bizNo = b;
+    if (m_bizNoOwner.size() <= b)
+        m_bizNoOwner.resize(b + 1, 0);
+    std::uint32_t& owner = m_bizNoOwner[b];
+    if (owner == 0) {
+        owner = call + 1;
+    } else if (owner != call + 1) {
+        auto& shared = m_bizNoShared[b];
+        if (shared.empty())
+            shared.push_back(owner - 1);
+        if (std::find(shared.begin(), shared.end(), call) == shared.end())
+            shared.push_back(call);
+    }
+}
+
+std::uint8_t CallStore::digestSlot(std::uint32_t call, std::string_view digest) {
+    if (digest.empty())
+        return 0;
+    const std::uint32_t d = m_digests.intern(digest);
+    CallState& c = m_calls[call];
+    if (c.digest == 0)
+        setOwnDigest(call, d);
+    if (c.digest == d)
+        return 1;
+    auto& extra = m_extraDigests[call];
+    for (std::size_t k = 0; k < extra.size(); ++k)
+        if (extra[k] == d)
+            return static_cast<std::uint8_t>(k + 2);
+    if (extra.size() >= 250)
+        return 0; // absurd: keep the call's events, drop the digest
+    extra.push_back(d);
+    return static_cast<std::uint8_t>(extra.size() + 1);
+}
+
+std::uint32_t CallStore::eventDigest(std::uint32_t call, const CallEvent& e) const {
+    if (e.digestSlot == 0)
+        return 0;
+    if (e.digestSlot == 1)
+        return m_calls[call].digest;
+    const auto it = m_extraDigests.find(call);
+    if (it == m_extraDigests.end() || e.digestSlot - 2u >= it->second.size())
+        return 0;
+    return it->second[e.digestSlot - 2];
+}
+
+std::vector<std::uint32_t> CallStore::digestsOf(std::uint32_t call) const {
+    std::vector<std::uint32_t> out;
+    if (m_calls[call].digest)
+        out.push_back(m_calls[call].digest);
+    if (const auto it = m_extraDigests.find(call); it != m_extraDigests.end())
+        out.insert(out.end(), it->second.begin(), it->second.end());
+    return out;
+}
+
+const std::vector<std::uint32_t>& CallStore::callsWithDigest(std::uint32_t d) const {
+    m_scratch.clear();
+    if (const auto it = m_digestShared.find(d); it != m_digestShared.end())
+        return it->second;
+    if (d < m_digestOwner.size() && m_digestOwner[d])
+        m_scratch.push_back(m_digestOwner[d] - 1);
+    return m_scratch;
+}
+
+const std::vector<std::uint32_t>& CallStore::callsWithBizNo(std::uint32_t b) const {
+    m_scratch.clear();
+    if (const auto it = m_bizNoShared.find(b); it != m_bizNoShared.end())
+        return it->second;
+    if (b < m_bizNoOwner.size() && m_bizNoOwner[b])
+        m_scratch.push_back(m_bizNoOwner[b] - 1);
+    return m_scratch;
+}
+
+void CallStore::markAnomalous(std::uint32_t i, bool on) {
+    if (on)
+        m_calls[i].flags |= Anomalous;
+    else
+        m_calls[i].flags &= static_cast<std::uint8_t>(~Anomalous);
+}
+
+std::uint32_t CallStore::add(const RecordObservation& o) {
+    const std::uint32_t i =
+        callFor(o.callId, o.createdAt != kNoTime ? o.createdAt : o.updatedAt);
+    CallState& c = m_calls[i];
+    const std::int32_t created = toDt(c, o.createdAt), updated = toDt(c, o.updatedAt);
+    const auto status = static_cast<std::uint8_t>(1 + static_cast<int>(o.status));
+    const auto lock = static_cast<std::uint16_t>(std::clamp(o.lockVersion, 0, 65535));
+    m_counters.records++;
+    if (c.hasRecord()) {
+        if (c.created == created && c.updated == updated && c.record == status &&
+            c.lockVersion == lock) {
+            m_counters.unchangedRows++; // re-read in the overlap window
+            return i;
+        }
+        if (created != kNoDt && c.created != kNoDt && created > c.created) {
+            c.previousCreated = c.created; // the record was purged and made again
+            c.flags |= RecordRecreated;
+        } else if (updated != kNoDt && c.updated != kNoDt && updated < c.updated &&
+                   created == c.created) {
+            m_counters.unchangedRows++; // an older state read late: nothing new
+            return i;
+        }
+    }
+    const std::uint8_t slot = digestSlot(i, o.digest);
+    CallState& cs = m_calls[i];
+    cs.created = created;
+    cs.updated = updated;
+    cs.expireSec = o.expireAt == kNoTime
+                       ? kNoDt
+                       : static_cast<std::int32_t>(std::clamp<EpochMillis>(
+                             (o.expireAt - cs.base) / 1000, INT32_MIN + 1, INT32_MAX));
+    cs.lockVersion = lock;
+    cs.record = status;
+    cs.flags |= HasRecord;
+    cs.firstSource = m_instances.intern(o.firstSource);
+    cs.events.push_back(CallEvent{updated, EventType::Record, static_cast<std::uint8_t>(o.status),
+                                  slot, 0, cs.firstSource, lock});
+    touch(cs, updated);
+    return i;
+}
+
+std::uint32_t CallStore::add(const AttemptObservation& o) {
+    const std::uint32_t i = callFor(o.callId, o.arrivedAt);
+    const std::uint8_t slot = digestSlot(i, o.digest);
+    const std::uint32_t inst = m_instances.intern(o.sourceInstance);
+    CallState& c = m_calls[i];
+    const std::int32_t arrived = toDt(c, o.arrivedAt), finished = toDt(c, o.finishedAt);
+    const auto code = static_cast<std::uint8_t>(o.outcome);
+    m_counters.attempts++;
+    for (auto it = c.events.rbegin(); it != c.events.rend(); ++it) {
+        if (it->type == EventType::Attempt && it->dt == arrived && it->instance == inst &&
+            it->code == code && it->digestSlot == slot) {
+            if (it->aux == kNoDt && finished != kNoDt)
+                it->aux = finished; // the attempt finished since we read it
+            else
+                m_counters.unchangedRows++;
+            touch(c, finished);
+            return i;
+        }
+    }
+    c.events.push_back(CallEvent{arrived, EventType::Attempt, code, slot, 0, inst, finished});
+    touch(c, arrived);
+    touch(c, finished);
+    return i;
+}
+
+std::uint32_t CallStore::add(const ReceiptObservation& o) {
+    const EpochMillis t = o.origin.kafkaTimestamp != kNoTime ? o.origin.kafkaTimestamp : o.finishedAt;
+    const std::uint32_t i = callFor(o.callId, t);
+    const std::uint8_t slot = digestSlot(i, o.digest);
+    const std::uint32_t inst = m_instances.intern(o.sourceInstance);
+    CallState& c = m_calls[i];
+    const auto version = static_cast<std::int32_t>(std::clamp<std::int64_t>(o.version, INT32_MIN, INT32_MAX));
+    const auto code = static_cast<std::uint8_t>(o.status);
+    std::uint8_t flags = 0;
+    std::int32_t highest = INT32_MIN;
+    for (const CallEvent& e : c.events) {
+        if (e.type != EventType::Receipt)
+            continue;
+        if (e.aux == version && e.code == code)
+            flags |= DuplicateReceipt;
+        highest = std::max(highest, e.aux);
+    }
+    if (version < highest && !(flags & DuplicateReceipt))
+        flags |= OutOfOrderReceipt;
+    m_counters.receipts++;
+    m_counters.duplicateReceipts += (flags & DuplicateReceipt) != 0;
+    m_counters.outOfOrderReceipts += (flags & OutOfOrderReceipt) != 0;
+    const std::int32_t dt = toDt(c, t);
+    c.events.push_back(CallEvent{dt, EventType::Receipt, code, slot, flags, inst, version});
+    touch(c, dt);
+    return i;
+}
+
+std::uint32_t CallStore::add(const CallerObservation& o) {
+    const std::uint32_t i = callFor(o.callId, o.at);
+    const std::uint8_t slot = digestSlot(i, o.digest);
+    const std::uint32_t inst = m_instances.intern(o.instance);
+    setBizNo(i, m_bizNos.intern(o.bizNo));
+    CallState& c = m_calls[i];
+    const std::int32_t at = toDt(c, o.at);
+    const auto code = static_cast<std::uint8_t>(o.state);
+    m_counters.callerEvents++;
+    for (const CallEvent& e : c.events)
+        if (e.type == EventType::Caller && e.dt == at && e.code == code && e.instance == inst &&
+            e.aux == o.attempt) {
+            m_counters.unchangedRows++; // delivered twice
+            return i;
+        }
+    c.events.push_back(CallEvent{at, EventType::Caller, code, slot, 0, inst, o.attempt});
+    c.caller = static_cast<std::uint8_t>(1 + code);
+    touch(c, at);
+    return i;
+}
+
+std::vector<std::uint32_t> CallStore::apply(const ObservationBatch& b) {
+    std::vector<std::uint32_t> touched;
+    touched.reserve(b.size());
+    for (const auto& o : b.records)
+        touched.push_back(add(o));
+    for (const auto& o : b.attempts)
+        touched.push_back(add(o));
+    for (const auto& o : b.receipts)
+        touched.push_back(add(o));
+    for (const auto& o : b.callerEvents)
+        touched.push_back(add(o));
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    return touched;
+}
+
+std::size_t CallStore::memoryBytes() const {
+    constexpr std::size_t kMallocOverhead = 16;
+    std::size_t n = m_callIds.memoryBytes() + m_instances.memoryBytes() +
+                    m_bizNos.memoryBytes() + m_digests.memoryBytes() +
+                    m_calls.capacity() * sizeof(CallState) +
+                    (m_digestOwner.capacity() + m_bizNoOwner.capacity()) * 4;
+    for (const CallState& c : m_calls)
+        if (c.events.capacity())
+            n += c.events.capacity() * sizeof(CallEvent) + kMallocOverhead;
+    const auto mapBytes = [&](const auto& m) {
+        std::size_t s = m.bucket_count() * sizeof(void*);
+        for (const auto& [k, v] : m)
+            s += 48 + v.capacity() * 4 + kMallocOverhead;
+        return s;
+    };
+    return n + mapBytes(m_extraDigests) + mapBytes(m_digestShared) + mapBytes(m_bizNoShared);
+}
+
+std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint32_t)>& keep) {
+    CallStore next;
+    std::vector<std::uint32_t> map(m_calls.size(), npos);
+    std::vector<std::uint32_t> instanceMap(m_instances.size() + 1, UINT32_MAX);
+    const auto inst = [&](std::uint32_t id) {
+        if (id == 0)
+            return 0u;
+        if (instanceMap[id] == UINT32_MAX)
+            instanceMap[id] = next.m_instances.intern(m_instances.text(id));
+        return instanceMap[id];
+    };
+    for (std::uint32_t i = 0; i < m_calls.size(); ++i) {
+        if (!keep(i))
+            continue;
+        const CallState& old = m_calls[i];
+        const std::uint32_t j = next.callFor(callId(i), old.base);
+        map[i] = j;
+        CallState& c = next.m_calls[j];
+        c = old;
+        c.digest = 0;
+        c.bizNo = 0;
+        c.firstSource = inst(old.firstSource);
+        for (CallEvent& e : c.events)
+            e.instance = inst(e.instance);
+        if (old.digest)
+            next.setOwnDigest(j, next.m_digests.intern(digest(old.digest)));
+        if (const auto it = m_extraDigests.find(i); it != m_extraDigests.end())
+            for (const std::uint32_t d : it->second)
+                next.m_extraDigests[j].push_back(next.m_digests.intern(digest(d)));
+        if (old.bizNo)
+            next.setBizNo(j, next.m_bizNos.intern(bizNo(old.bizNo)));
+    }
+    next.m_counters = m_counters;
+    *this = std::move(next);
+    return map;
+}
+
+} // namespace callscope

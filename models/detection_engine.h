@@ -1,0 +1,104 @@
+#pragma once
+// Every detection of SPEC §3 over the CallStore, incrementally: calls touched
+// by a batch are re-judged, and calls waiting on a threshold (stuck records,
+// missing receipts, waiting callers, orphan receipts) are re-judged when their
+// deadline passes. Anomalies open, change and resolve; none is dropped.
+#include "models/anomaly.h"
+#include "models/call_store.h"
+
+#include <cstdint>
+#include <map>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace callscope {
+
+struct DetectionSources {
+    bool attempts = true;     // the attempt log is read
+    bool receipts = true;     // receipt topics are read
+    bool callerEvents = true; // caller events are read
+};
+
+enum class ChangeKind : std::uint8_t { Opened, Changed, Resolved };
+
+struct AnomalyChange {
+    ChangeKind what;
+    Anomaly anomaly; // as it is after the change
+};
+
+class DetectionEngine {
+public:
+    DetectionEngine(DetectThresholds thresholds, DetectionSources sources);
+
+    // Re-judges the calls a batch touched (and the key-rotation groups they are in).
+    void evaluate(const CallStore& store, const std::vector<std::uint32_t>& touched,
+                  EpochMillis now);
+    // Re-judges every call (after a window load, or after compaction).
+    void evaluateAll(const CallStore& store, EpochMillis now);
+    // Time passed: re-judges calls whose threshold deadline has come.
+    void tick(const CallStore& store, EpochMillis now);
+
+    // Receipts were read over [from, to]: receipt_missing is judged only there.
+    void setReceiptCoverage(EpochMillis from, EpochMillis to);
+    // Batch mode: everything there is has been loaded, so a receipt without a
+    // record is an orphan at once (live mode waits receipt_grace for the record).
+    void setSettled(bool settled) { m_settled = settled; }
+
+    std::vector<AnomalyChange> takeChanges();
+    const std::vector<Anomaly>& anomalies() const { return m_anomalies; }
+    std::vector<const Anomaly*> anomaliesOf(const std::string& callId) const;
+    std::size_t openCount() const;
+    // Calls that an anomaly names stay in memory (SPEC §2 retention).
+    bool holds(const std::string& callId) const { return m_heldCalls.count(callId) != 0; }
+    // Key-rotation siblings of a call: the other callIds of its digest / bizNo.
+    std::vector<std::uint32_t> siblings(const CallStore& store, std::uint32_t call) const;
+
+    const DetectThresholds& thresholds() const { return m_t; }
+    const DetectionSources& sources() const { return m_sources; }
+
+private:
+    struct Finding {
+        AnomalyKind kind;
+        Severity severity = Severity::Warning;
+        std::string subject; // identity with the kind
+        std::vector<std::string> callIds, instances, digests;
+        std::string summary;
+        std::vector<Evidence> evidence;
+    };
+    enum class Judge : std::uint8_t { Holds, DoesNotHold, NotYet };
+
+    void judgeCall(const CallStore& s, std::uint32_t i, EpochMillis now);
+    void judgeKeyRotation(const CallStore& s, std::uint32_t i, EpochMillis now);
+    void record(Finding&& f, EpochMillis now);
+    void settle(AnomalyKind kind, const std::string& subject, EpochMillis now);
+    void schedule(std::uint32_t call, EpochMillis at);
+
+    Evidence evidenceOf(const CallStore& s, std::uint32_t call, const CallEvent& e) const;
+    static std::string key(AnomalyKind k, const std::string& subject);
+
+    DetectThresholds m_t;
+    DetectionSources m_sources;
+    EpochMillis m_coverageFrom = kNoTime, m_coverageTo = kNoTime;
+    bool m_settled = false;
+
+    std::vector<Anomaly> m_anomalies;
+    std::unordered_map<std::string, std::size_t> m_index; // kind + subject -> anomaly
+    std::unordered_map<std::string, int> m_heldCalls;     // callId -> anomalies naming it
+    std::vector<AnomalyChange> m_changes;
+    std::uint64_t m_nextId = 1;
+
+    struct Deadline {
+        EpochMillis at;
+        std::uint32_t call;
+        bool operator>(const Deadline& o) const { return at > o.at; }
+    };
+    std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> m_deadlines;
+};
+
+// A readable description of one event ("receipt v2 SUCCESS from pay-svc-1").
+std::string describeEvent(const CallStore& s, std::uint32_t call, const CallEvent& e);
+
+} // namespace callscope

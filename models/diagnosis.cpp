@@ -1,0 +1,110 @@
+#include "models/diagnosis.h"
+
+namespace callscope {
+namespace {
+
+const Anomaly* findKind(const std::vector<const Anomaly*>& list, AnomalyKind k) {
+    for (const Anomaly* a : list)
+        if (a->kind == k)
+            return a;
+    return nullptr;
+}
+
+} // namespace
+
+Diagnosis diagnose(const CallStore& s, const DetectionEngine& engine, std::uint32_t i) {
+    Diagnosis d;
+    const CallState& c = s.call(i);
+    const std::string callId = s.callId(i);
+    const auto anomalies = engine.anomaliesOf(callId);
+    int reoccupied = 0;
+    for (const CallEvent& e : c.events) {
+        if (e.type != EventType::Attempt)
+            continue;
+        const auto o = static_cast<AttemptOutcome>(e.code);
+        d.executions += o == AttemptOutcome::Executed || o == AttemptOutcome::Reoccupied;
+        reoccupied += o == AttemptOutcome::Reoccupied;
+    }
+    if (d.executions == 0 && c.hasRecord())
+        d.executions = 1; // no attempt log: the record proves one execution
+
+    const auto decide = [&](const Anomaly* a, std::string verdict) {
+        d.verdict = std::move(verdict);
+        d.steps.back().decisive = true;
+        d.evidence = a->evidence;
+    };
+
+    // 1. Same callId?
+    d.steps.push_back({"Same callId for every try?", "", false});
+    for (const std::uint32_t m : engine.siblings(s, i))
+        if (m != i)
+            d.siblingCallIds.push_back(s.callId(m));
+    if (const Anomaly* a = findKind(anomalies, AnomalyKind::KeyRotation); a && !d.siblingCallIds.empty()) {
+        std::string list;
+        for (const auto& id : d.siblingCallIds)
+            list += (list.empty() ? "" : ", ") + id;
+        d.steps.back().answer = "no: the same request was sent under " +
+                                std::to_string(d.siblingCallIds.size() + 1) +
+                                " callIds (also " + list + ")";
+        decide(a, "Key rotated on retry: the caller retried under a new callId, so the server "
+                  "could not recognise the repeat. " + a->summary + ".");
+        return d;
+    }
+    d.steps.back().answer = "yes: no other callId carries this request's digest or bizNo";
+
+    // 2. Same digest?
+    d.steps.push_back({"Same request digest under this callId?", "", false});
+    if (const Anomaly* a = findKind(anomalies, AnomalyKind::DigestConflict)) {
+        d.steps.back().answer = "no: " + std::to_string(a->digests.size()) + " digests";
+        decide(a, "Caller bug: this callId was reused for a different request (" +
+                      std::to_string(a->digests.size()) +
+                      " request digests); the server rejects the other request.");
+        return d;
+    }
+    d.steps.back().answer = "yes";
+
+    // 3. Record window expired before the retry?
+    d.steps.push_back({"Did the record's window expire before the retry?", "", false});
+    if (const Anomaly* a = findKind(anomalies, AnomalyKind::ExpiredReplay)) {
+        d.steps.back().answer = "yes";
+        decide(a, "Idempotency window too short: a retry came after the record's expire_at" +
+                      std::string(a->severity == Severity::Critical
+                                      ? " and the action was executed again."
+                                      : "; it was not executed again."));
+        return d;
+    }
+    d.steps.back().answer = c.hasRecord() ? "no" : "unknown: no record";
+
+    // 4. Overlapping executions?
+    d.steps.push_back({"Did executions overlap?", "", false});
+    if (const Anomaly* a = findKind(anomalies, AnomalyKind::ConcurrentExecution)) {
+        d.steps.back().answer = "yes";
+        decide(a, "Atomic placeholder broken: " + std::to_string(d.executions) +
+                      " executions ran at once under one callId.");
+        return d;
+    }
+    d.steps.back().answer = "no";
+
+    if (!c.hasRecord())
+        d.verdict = "No idempotency record for this callId";
+    else if (d.executions <= 1)
+        d.verdict = "Executed once; no double execution. Retries were answered from the record.";
+    else if (reoccupied > 0)
+        d.verdict = "Executed " + std::to_string(d.executions) +
+                    " times: a stale PROCESSING was re-occupied (lock_version " +
+                    std::to_string(c.lockVersion) +
+                    "), the protocol's recovery. Check that the first run did not complete.";
+    else
+        d.verdict = "Executed " + std::to_string(d.executions) + " times.";
+    std::string open;
+    for (const Anomaly* a : anomalies)
+        if (a->open)
+            open += (open.empty() ? "" : ", ") + std::string(toString(a->kind));
+    if (!open.empty())
+        d.verdict += " Open: " + open + ".";
+    for (const Anomaly* a : anomalies)
+        d.evidence.insert(d.evidence.end(), a->evidence.begin(), a->evidence.end());
+    return d;
+}
+
+} // namespace callscope

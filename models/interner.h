@@ -1,0 +1,37 @@
+#pragma once
+// Interned strings: each distinct text is kept once and named by a dense
+// uint32 id (0 means "none"). Ids are stable for the interner's lifetime;
+// the store rebuilds interners when it compacts.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace callscope {
+
+class Interner {
+public:
+    // Digests (64 hex chars, SHA-256) are kept packed in 32 bytes when
+    // packHex is set; every other text is kept as it is.
+    explicit Interner(bool packHex = false) : m_packHex(packHex) {}
+
+    std::uint32_t intern(std::string_view text); // 0 for empty text
+    std::uint32_t find(std::string_view text) const; // 0 when absent
+    std::string text(std::uint32_t id) const;
+    std::size_t size() const { return m_offsets.size() - 1; }
+    std::size_t memoryBytes() const;
+    void reserve(std::size_t n);
+
+private:
+    std::string encode(std::string_view text) const;
+    std::string_view stored(std::uint32_t id) const;
+    std::uint32_t lookup(std::string_view encoded, std::uint64_t hash) const;
+    void grow();
+
+    bool m_packHex;
+    std::vector<char> m_bytes;                  // length-prefixed entries
+    std::vector<std::uint32_t> m_offsets{0};    // id -> offset in m_bytes (id 0 unused)
+    std::vector<std::uint32_t> m_slots;         // open addressing: id, 0 = empty
+};
+
+} // namespace callscope

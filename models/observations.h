@@ -1,0 +1,85 @@
+#pragma once
+// What the connectors hand to the model: immutable values, one per row read
+// or message decoded, already mapped to canonical words and epoch millis.
+#include "models/domain.h"
+#include "models/timestamp.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace callscope {
+
+inline constexpr EpochMillis kNoTime = INT64_MIN;
+
+// One observed state of a server idempotency record (SPEC §1.1).
+struct RecordObservation {
+    std::string callId;
+    std::string digest;
+    RecordStatus status = RecordStatus::Processing;
+    std::string firstSource; // "" when unmapped
+    int lockVersion = 0;
+    EpochMillis createdAt = kNoTime;
+    EpochMillis updatedAt = kNoTime;
+    EpochMillis expireAt = kNoTime;
+};
+
+// One row of the server attempt log (SPEC §1.2).
+struct AttemptObservation {
+    std::int64_t id = 0;
+    std::string callId;
+    std::string digest;
+    std::string sourceInstance;
+    std::string traceId;
+    AttemptOutcome outcome = AttemptOutcome::Executed;
+    EpochMillis arrivedAt = kNoTime;
+    EpochMillis finishedAt = kNoTime; // kNoTime while unfinished
+};
+
+// Where a Kafka message came from.
+struct MessageOrigin {
+    std::int32_t partition = -1;
+    std::int64_t offset = -1;
+    EpochMillis kafkaTimestamp = kNoTime;
+};
+
+// A business receipt (SPEC §1.3).
+struct ReceiptObservation {
+    std::string callId;
+    RecordStatus status = RecordStatus::Processing;
+    std::string resultRef;
+    EpochMillis finishedAt = kNoTime;
+    std::int64_t version = 0;
+    std::string sourceInstance;
+    std::string digest;
+    MessageOrigin origin;
+};
+
+// A caller-view transition (SPEC §1.4).
+struct CallerObservation {
+    std::string callId;
+    CallerState state = CallerState::Initiated;
+    EpochMillis at = kNoTime;
+    std::string instance;
+    int attempt = 0;
+    std::string bizNo;
+    std::string digest;
+    std::string traceId;
+    MessageOrigin origin;
+};
+
+struct ObservationBatch {
+    std::vector<RecordObservation> records;
+    std::vector<AttemptObservation> attempts;
+    std::vector<ReceiptObservation> receipts;
+    std::vector<CallerObservation> callerEvents;
+    bool empty() const {
+        return records.empty() && attempts.empty() && receipts.empty() && callerEvents.empty();
+    }
+    std::size_t size() const {
+        return records.size() + attempts.size() + receipts.size() + callerEvents.size();
+    }
+};
+
+} // namespace callscope
