@@ -1,5 +1,6 @@
 // callscope: one executable, subcommands of SPEC §4.
 #include "app/cli_args.h"
+#include "app/headless_commands.h"
 #include "app/sim_command.h"
 
 #include <iostream>
@@ -66,7 +67,13 @@ int main(int argc, char** argv) {
     }
     if (command == "sim")
         return callscope::runSimCommand(std::move(words));
-    for (const char* later : {"gui", "scan", "watch", "inspect", "report", "demo"})
+    if (command == "scan")
+        return callscope::runScanCommand(std::move(words));
+    if (command == "watch")
+        return callscope::runWatchCommand(std::move(words));
+    if (command == "inspect")
+        return callscope::runInspectCommand(std::move(words));
+    for (const char* later : {"gui", "report", "demo"})
         if (command == later)
             return notYetAvailable(command, std::move(words));
     std::cerr << "callscope: unknown subcommand \"" << command << "\"\n" << kUsage;

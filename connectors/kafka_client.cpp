@@ -18,7 +18,9 @@ void onDelivery(rd_kafka_t*, const rd_kafka_message_t* msg, void*) {
         g_deliveryFailures.fetch_add(1, std::memory_order_relaxed);
 }
 
-rd_kafka_conf_t* makeConf(const KafkaSettings& s, std::string& error) {
+} // namespace
+
+rd_kafka_conf_t* makeKafkaConf(const KafkaSettings& s, std::string& error) {
     rd_kafka_conf_t* conf = rd_kafka_conf_new();
     char err[512];
     auto set = [&](const std::string& k, const std::string& v) {
@@ -41,8 +43,6 @@ rd_kafka_conf_t* makeConf(const KafkaSettings& s, std::string& error) {
     return conf;
 }
 
-} // namespace
-
 KafkaProducer::KafkaProducer(rd_kafka_t* rk) : m_rk(rk) {}
 KafkaProducer::~KafkaProducer() {
     rd_kafka_flush(m_rk, 10'000);
@@ -50,7 +50,7 @@ KafkaProducer::~KafkaProducer() {
 }
 
 std::unique_ptr<KafkaProducer> KafkaProducer::create(const KafkaSettings& s, std::string& error) {
-    rd_kafka_conf_t* conf = makeConf(s, error);
+    rd_kafka_conf_t* conf = makeKafkaConf(s, error);
     if (!conf)
         return nullptr;
     char err[512];
@@ -105,7 +105,7 @@ std::int64_t KafkaProducer::deliveryFailures() const { return g_deliveryFailures
 
 bool ensureTopics(const KafkaSettings& s, const std::vector<std::string>& topics, int partitions,
                   std::string& error) {
-    rd_kafka_conf_t* conf = makeConf(s, error);
+    rd_kafka_conf_t* conf = makeKafkaConf(s, error);
     if (!conf)
         return false;
     char err[512];
@@ -157,22 +157,22 @@ KafkaPartitionReader::~KafkaPartitionReader() {
     rd_kafka_destroy(m_rk);
 }
 
-std::unique_ptr<KafkaPartitionReader> KafkaPartitionReader::create(const KafkaSettings& s,
-                                                                   std::string& error) {
-    rd_kafka_conf_t* conf = makeConf(s, error);
+rd_kafka_t* makeManualConsumer(const KafkaSettings& s, std::string& error, rd_kafka_conf_t* conf) {
+    if (!conf)
+        conf = makeKafkaConf(s, error);
     if (!conf)
         return nullptr;
     char err[512];
     // Manual assignment only; offsets are never committed or stored. librdkafka
     // wants a group id even for assign(); a private one never joins or commits,
     // so no production group is disturbed whatever the user's properties say.
-    const std::string privateGroup =
-        "callscope-private-" + std::to_string(::getpid()) + "-" +
-        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    static std::atomic<int> counter{0};
+    const std::string privateGroup = "callscope-private-" + std::to_string(::getpid()) + "-" +
+                                     std::to_string(counter.fetch_add(1));
     rd_kafka_conf_set(conf, "group.id", privateGroup.c_str(), err, sizeof err);
     rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
     rd_kafka_conf_set(conf, "enable.auto.offset.store", "false", err, sizeof err);
-    rd_kafka_conf_set(conf, "fetch.wait.max.ms", "50", err, sizeof err);
+    rd_kafka_conf_set(conf, "fetch.wait.max.ms", "100", err, sizeof err);
     rd_kafka_conf_set(conf, "enable.partition.eof", "false", err, sizeof err);
     rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
     if (!rk) {
@@ -180,7 +180,81 @@ std::unique_ptr<KafkaPartitionReader> KafkaPartitionReader::create(const KafkaSe
         return nullptr;
     }
     rd_kafka_poll_set_consumer(rk);
+    return rk;
+}
+
+std::unique_ptr<KafkaPartitionReader> KafkaPartitionReader::create(const KafkaSettings& s,
+                                                                   std::string& error) {
+    rd_kafka_t* rk = makeManualConsumer(s, error);
+    if (!rk)
+        return nullptr;
     return std::unique_ptr<KafkaPartitionReader>(new KafkaPartitionReader(rk));
+}
+
+namespace {
+
+std::uint32_t murmur2(std::string_view key) {
+    // Kafka's Java client (Utils.murmur2), which librdkafka's murmur2 matches.
+    const auto* data = reinterpret_cast<const unsigned char*>(key.data());
+    const auto length = static_cast<std::uint32_t>(key.size());
+    const std::uint32_t m = 0x5bd1e995;
+    std::uint32_t h = 0x9747b28c ^ length;
+    const std::uint32_t length4 = length / 4;
+    for (std::uint32_t i = 0; i < length4; ++i) {
+        const std::uint32_t i4 = i * 4;
+        std::uint32_t k = data[i4] | (data[i4 + 1] << 8) | (data[i4 + 2] << 16) |
+                          (std::uint32_t(data[i4 + 3]) << 24);
+        k *= m;
+        k ^= k >> 24;
+        k *= m;
+        h *= m;
+        h ^= k;
+    }
+    const std::uint32_t tail = length & ~3u;
+    switch (length % 4) {
+    case 3: h ^= std::uint32_t(data[tail + 2]) << 16; [[fallthrough]];
+    case 2: h ^= std::uint32_t(data[tail + 1]) << 8; [[fallthrough]];
+    case 1: h ^= data[tail]; h *= m;
+    }
+    h ^= h >> 13;
+    h *= m;
+    h ^= h >> 15;
+    return h;
+}
+
+std::uint32_t crc32(std::string_view key) {
+    std::uint32_t c = 0xFFFFFFFFu;
+    for (const unsigned char b : key) {
+        c ^= b;
+        for (int k = 0; k < 8; ++k)
+            c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    return c ^ 0xFFFFFFFFu;
+}
+
+std::uint32_t fnv1a(std::string_view key) {
+    std::uint32_t h = 0x811C9DC5u;
+    for (const unsigned char b : key) {
+        h ^= b;
+        h *= 0x01000193u;
+    }
+    return h;
+}
+
+} // namespace
+
+std::int32_t partitionForKey(std::string_view key, std::int32_t partitions,
+                             const std::string& partitioner) {
+    if (partitions <= 0)
+        return -1;
+    const auto n = static_cast<std::uint32_t>(partitions);
+    if (partitioner == "murmur2" || partitioner == "murmur2_random")
+        return static_cast<std::int32_t>((murmur2(key) & 0x7fffffff) % n);
+    if (partitioner == "consistent" || partitioner == "consistent_random")
+        return static_cast<std::int32_t>(crc32(key) % n);
+    if (partitioner == "fnv1a" || partitioner == "fnv1a_random")
+        return static_cast<std::int32_t>(fnv1a(key) % n);
+    return -1;
 }
 
 bool KafkaPartitionReader::assignWholeTopic(const std::string& topic, bool fromEnd,

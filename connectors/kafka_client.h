@@ -10,6 +10,7 @@
 #include <vector>
 
 struct rd_kafka_s;
+struct rd_kafka_conf_s;
 
 namespace callscope {
 
@@ -18,6 +19,21 @@ struct KafkaSettings {
     std::map<std::string, std::string> properties; // passed unchanged
     std::string partitioner = "murmur2_random";
 };
+
+// A librdkafka configuration with bootstrap.servers and the user's
+// properties; nullptr (and `error`) when a property is refused.
+rd_kafka_conf_s* makeKafkaConf(const KafkaSettings& settings, std::string& error);
+
+// A consumer that only ever assigns partitions by hand: a private group id,
+// offsets never committed or stored.
+rd_kafka_s* makeManualConsumer(const KafkaSettings& settings, std::string& error,
+                               rd_kafka_conf_s* conf = nullptr);
+
+// The partition a producer's partitioner sends `key` to (SPEC §4.3):
+// murmur2 / murmur2_random as the Java client, consistent(_random) = CRC-32,
+// fnv1a(_random) = FNV-1a; -1 for random.
+std::int32_t partitionForKey(std::string_view key, std::int32_t partitions,
+                             const std::string& partitioner);
 
 class KafkaProducer {
 public:

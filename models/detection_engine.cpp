@@ -88,6 +88,17 @@ Evidence DetectionEngine::evidenceOf(const CallStore& s, std::uint32_t call,
     return Evidence{s.callId(call), s.timeOf(s.call(call), e.dt), describeEvent(s, call, e)};
 }
 
+void DetectionEngine::remap(const std::vector<std::uint32_t>& map) {
+    decltype(m_deadlines) next;
+    while (!m_deadlines.empty()) {
+        Deadline d = m_deadlines.top();
+        m_deadlines.pop();
+        if (d.call < map.size() && map[d.call] != CallStore::npos)
+            next.push(Deadline{d.at, map[d.call]});
+    }
+    m_deadlines.swap(next);
+}
+
 void DetectionEngine::schedule(std::uint32_t call, EpochMillis at) {
     m_deadlines.push(Deadline{at, call});
 }

@@ -41,6 +41,9 @@ public:
     // Time passed: re-judges calls whose threshold deadline has come.
     void tick(const CallStore& store, EpochMillis now);
 
+    // The store was compacted: old call index -> new (CallStore::npos when gone).
+    void remap(const std::vector<std::uint32_t>& map);
+
     // Receipts were read over [from, to]: receipt_missing is judged only there.
     void setReceiptCoverage(EpochMillis from, EpochMillis to);
     // Batch mode: everything there is has been loaded, so a receipt without a

@@ -69,7 +69,16 @@ struct CallerObservation {
     MessageOrigin origin;
 };
 
+// A message or row that could not be used: counted per reason, a few kept
+// as samples for display, and skipped (SPEC §8).
+struct Rejection {
+    std::string reason; // "not JSON", "missing callId", ...
+    std::string where;  // "receipts.pay/3@1284" or "idempotent_record"
+    std::string sample; // the start of the payload, printable
+};
+
 struct ObservationBatch {
+    std::vector<Rejection> rejected;
     std::vector<RecordObservation> records;
     std::vector<AttemptObservation> attempts;
     std::vector<ReceiptObservation> receipts;

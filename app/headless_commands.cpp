@@ -1,0 +1,436 @@
+// scan, watch and inspect (SPEC §4.2): the headless surfaces.
+#include "app/headless_commands.h"
+
+#include "app/cli_args.h"
+#include "app/monitor.h"
+#include "models/diagnosis.h"
+#include "models/timeline.h"
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+namespace callscope {
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void onStopSignal(int) { g_stop = true; }
+
+// "1h" (that long ago) or an ISO-8601 time.
+std::optional<EpochMillis> parseWhen(const std::string& text, EpochMillis now) {
+    if (const auto d = parseDuration(text))
+        return now - d->count();
+    return parseTimestamp(text);
+}
+
+int usageError(const std::string& command, const std::string& message) {
+    std::cerr << "callscope " << command << ": " << message << "\n(callscope " << command
+              << " --help lists the options)\n";
+    return ExitUsage;
+}
+
+int sourceError(const std::string& command, const SourceError& e) {
+    std::cerr << "callscope " << command << ": " << e.what() << '\n';
+    return e.configError ? ExitUsage : ExitRuntime;
+}
+
+void printRejects(const RejectStats& r) {
+    if (r.total() == 0)
+        return;
+    std::cerr << "callscope: " << r.total() << " messages or rows were rejected and skipped:";
+    for (const auto& [reason, n] : r.byReason)
+        std::cerr << ' ' << reason << " (" << n << ")";
+    std::cerr << '\n';
+    int shown = 0;
+    for (const Rejection& x : r.samples) {
+        if (++shown > 5)
+            break;
+        std::cerr << "  " << x.where << ": " << x.reason << ": " << x.sample << '\n';
+    }
+}
+
+std::string summaryLine(const Monitor& m) {
+    const CallStore& s = m.store();
+    std::int64_t records = 0;
+    for (std::uint32_t i = 0; i < s.size(); ++i)
+        records += s.call(i).hasRecord();
+    std::map<std::string, int> byKind;
+    for (const Anomaly& a : m.engine().anomalies())
+        if (a.open)
+            byKind[std::string(toString(a.kind))]++;
+    std::string kinds = "{";
+    for (const auto& [k, n] : byKind)
+        kinds += (kinds.size() > 1 ? "," : "") + jsonQuote(k) + ":" + std::to_string(n);
+    kinds += "}";
+    std::string rejected = "{";
+    for (const auto& [k, n] : m.rejects().byReason)
+        rejected += (rejected.size() > 1 ? "," : "") + jsonQuote(k) + ":" + std::to_string(n);
+    rejected += "}";
+    const StoreCounters& c = s.counters();
+    return R"({"type":"summary","calls":)" + std::to_string(s.size()) + R"(,"records":)" +
+           std::to_string(records) + R"(,"attempts":)" + std::to_string(c.attempts) +
+           R"(,"receipts":)" + std::to_string(c.receipts) + R"(,"callerEvents":)" +
+           std::to_string(c.callerEvents) + R"(,"duplicateReceipts":)" +
+           std::to_string(c.duplicateReceipts) + R"(,"outOfOrderReceipts":)" +
+           std::to_string(c.outOfOrderReceipts) + R"(,"rejectedMessages":)" +
+           std::to_string(m.rejects().total()) + R"(,"rejected":)" + rejected +
+           R"(,"anomalies":)" + kinds + "}";
+}
+
+std::string readableAnomaly(const Anomaly& a) {
+    std::string ids;
+    for (const auto& id : a.callIds)
+        ids += (ids.empty() ? "" : ", ") + id;
+    std::string out = "[" + std::string(toString(a.severity)) + "] " +
+                      std::string(toString(a.kind)) + (a.open ? "" : " (resolved)") + "  " + ids +
+                      "\n    " + a.summary + "\n    first event " + formatIsoMillis(a.firstEventAt);
+    if (!a.instances.empty()) {
+        out += "; instances";
+        for (const auto& i : a.instances)
+            out += " " + i;
+    }
+    for (const Evidence& e : a.evidence)
+        out += "\n      " + formatIsoMillis(e.at) + "  " + e.callId + "  " + e.what;
+    return out;
+}
+
+bool severer(const Anomaly* a, const Anomaly* b) {
+    if (a->severity != b->severity)
+        return a->severity > b->severity;
+    if (a->firstEventAt != b->firstEventAt)
+        return a->firstEventAt < b->firstEventAt;
+    return a->callIds < b->callIds;
+}
+
+const char* kScanUsage = R"(usage: callscope scan --config FILE --since D [--until T] [--json]
+
+Reads the window from PostgreSQL and Kafka (seeking by timestamp), runs every
+detection, prints the anomalies and a summary, and exits.
+  --since D   start of the window: a duration ago ("1h") or an ISO-8601 time
+  --until T   end of the window (default now), same forms
+  --json      JSON lines (SPEC §4.2) instead of text
+)";
+
+const char* kWatchUsage = R"(usage: callscope watch --config FILE [--since D] [--json]
+
+Follows PostgreSQL and Kafka live and prints every anomaly when it opens,
+changes or resolves; source health changes go to stderr. Ctrl+C stops.
+  --since D   also judge what happened this long before now (default 15m)
+  --json      JSON lines instead of text
+)";
+
+const char* kInspectUsage = R"(usage: callscope inspect CALLID --config FILE [--since D] [--json]
+
+Prints one callId's merged timeline (server record and caller view, attempts,
+receipts), its anomalies and the diagnosis. A callId not in the window is read
+by key, and from the one partition per topic its key hashes to.
+  --since D   load this window first (finds key-rotation siblings by bizNo too)
+  --json      one JSON object instead of text
+)";
+
+} // namespace
+
+int runScanCommand(std::vector<std::string> words) {
+    CliArgs args(std::move(words));
+    if (args.flag("--help") || args.flag("-h")) {
+        std::cout << kScanUsage;
+        return ExitOk;
+    }
+    const auto configPath = args.value("--config");
+    const auto sinceText = args.value("--since");
+    const auto untilText = args.value("--until");
+    const bool json = args.flag("--json");
+    std::string error;
+    if (!args.finish(error))
+        return usageError("scan", error);
+    if (!sinceText)
+        return usageError("scan", "--since is required (e.g. --since 1h)");
+    const EpochMillis now = nowMillis();
+    const auto since = parseWhen(*sinceText, now);
+    const auto until = untilText ? parseWhen(*untilText, now) : std::optional<EpochMillis>(now);
+    if (!since)
+        return usageError("scan", "--since: expected a duration such as 1h or an ISO-8601 time");
+    if (!until)
+        return usageError("scan", "--until: expected a duration such as 10m or an ISO-8601 time");
+    if (*since >= *until)
+        return usageError("scan", "--since must be before --until");
+    const auto config = loadConfigOrReport(configPath);
+    if (!config)
+        return ExitUsage;
+
+    std::signal(SIGINT, onStopSignal);
+    std::signal(SIGTERM, onStopSignal);
+    Monitor monitor(*config);
+    try {
+        monitor.connect();
+        monitor.loadWindow(*since, *until, g_stop);
+    } catch (const SourceError& e) {
+        return sourceError("scan", e);
+    }
+    if (g_stop) {
+        std::cerr << "callscope scan: cancelled\n";
+        return ExitRuntime;
+    }
+    std::vector<const Anomaly*> list;
+    for (const Anomaly& a : monitor.engine().anomalies())
+        if (a.open)
+            list.push_back(&a);
+    std::sort(list.begin(), list.end(), severer);
+    for (const Anomaly* a : list)
+        std::cout << (json ? toJsonLine(*a) : readableAnomaly(*a)) << '\n';
+    if (json) {
+        std::cout << summaryLine(monitor) << '\n';
+    } else {
+        std::cout << (list.empty() ? "no anomalies" : std::to_string(list.size()) + " anomalies")
+                  << " in " << formatIsoMillis(*since) << " .. " << formatIsoMillis(*until)
+                  << "\n" << summaryLine(monitor) << '\n';
+    }
+    printRejects(monitor.rejects());
+    std::cout.flush();
+    return ExitOk;
+}
+
+int runWatchCommand(std::vector<std::string> words) {
+    CliArgs args(std::move(words));
+    if (args.flag("--help") || args.flag("-h")) {
+        std::cout << kWatchUsage;
+        return ExitOk;
+    }
+    const auto configPath = args.value("--config");
+    const auto sinceText = args.value("--since");
+    const bool json = args.flag("--json");
+    std::string error;
+    if (!args.finish(error))
+        return usageError("watch", error);
+    const EpochMillis start = nowMillis();
+    const auto since = parseWhen(sinceText.value_or("15m"), start);
+    if (!since || *since > start)
+        return usageError("watch", "--since: expected a duration such as 15m or an ISO-8601 time");
+    const auto config = loadConfigOrReport(configPath);
+    if (!config)
+        return ExitUsage;
+
+    std::signal(SIGINT, onStopSignal);
+    std::signal(SIGTERM, onStopSignal);
+    Monitor monitor(*config);
+    const auto print = [&](const AnomalyChange& c) {
+        if (json) {
+            std::string line = toJsonLine(c.anomaly);
+            const char* what = c.what == ChangeKind::Opened    ? "opened"
+                               : c.what == ChangeKind::Changed ? "changed"
+                                                               : "resolved";
+            line.insert(1, std::string(R"("change":")") + what + "\",");
+            std::cout << line << std::endl;
+        } else {
+            const char* what = c.what == ChangeKind::Opened    ? "opened"
+                               : c.what == ChangeKind::Changed ? "changed"
+                                                               : "resolved";
+            std::cout << formatIsoMillis(nowMillis()) << " " << what << " "
+                      << readableAnomaly(c.anomaly) << std::endl;
+        }
+    };
+    // The window before now is loaded like a scan (retrying while a source is
+    // down), then both sources are followed.
+    for (std::int64_t backoff = 1000;; backoff = std::min<std::int64_t>(backoff * 2, 30'000)) {
+        try {
+            monitor.connect();
+            monitor.loadWindow(*since, nowMillis(), g_stop);
+            break;
+        } catch (const SourceError& e) {
+            if (e.configError)
+                return sourceError("watch", e);
+            std::cerr << "callscope watch: " << e.what() << " (retrying in " << backoff / 1000
+                      << " s)\n";
+            for (std::int64_t waited = 0; waited < backoff && !g_stop; waited += 100)
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            if (g_stop)
+                return ExitOk;
+        }
+    }
+    for (const AnomalyChange& c : monitor.takeChanges())
+        print(c);
+    monitor.startFollowing();
+    auto lastRetention = std::chrono::steady_clock::now();
+    while (!g_stop) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        try {
+            for (const AnomalyChange& c : monitor.pump(nowMillis()))
+                print(c);
+        } catch (const SourceError& e) {
+            monitor.stop();
+            return sourceError("watch", e);
+        }
+        for (const SourceHealth& h : monitor.healthChanges())
+            std::cerr << "callscope watch: " << h.source << " "
+                      << (h.connected ? "connected" : "DOWN: " + h.lastError) << std::endl;
+        if (std::chrono::steady_clock::now() - lastRetention > std::chrono::seconds(60)) {
+            lastRetention = std::chrono::steady_clock::now();
+            monitor.applyRetention(nowMillis());
+        }
+    }
+    monitor.stop();
+    for (const AnomalyChange& c : monitor.pump(nowMillis()))
+        print(c);
+    printRejects(monitor.rejects());
+    return ExitOk;
+}
+
+namespace {
+
+std::string timelineJson(const CallTimeline& t) {
+    const auto time = [](EpochMillis x) {
+        return x == kNoTime ? std::string("null") : jsonQuote(formatIsoMillis(x));
+    };
+    std::string j = R"({"callId":)" + jsonQuote(t.callId) + R"(,"bizNo":)" + jsonQuote(t.bizNo) +
+                    R"(,"record":)";
+    if (t.record.present)
+        j += R"({"status":)" + jsonQuote(t.record.status) + R"(,"requestDigest":)" +
+             jsonQuote(t.record.digest) + R"(,"firstSource":)" + jsonQuote(t.record.firstSource) +
+             R"(,"lockVersion":)" + std::to_string(t.record.lockVersion) + R"(,"createdAt":)" +
+             time(t.record.createdAt) + R"(,"updatedAt":)" + time(t.record.updatedAt) +
+             R"(,"expireAt":)" + time(t.record.expireAt) + "}";
+    else
+        j += "null";
+    j += R"(,"events":[)";
+    for (std::size_t k = 0; k < t.entries.size(); ++k) {
+        const TimelineEntry& e = t.entries[k];
+        j += std::string(k ? "," : "") + R"({"at":)" + time(e.at) + R"(,"lane":)" +
+             jsonQuote(toString(e.lane)) + R"(,"state":)" + jsonQuote(e.state) +
+             R"(,"instance":)" + jsonQuote(e.instance) + R"(,"digest":)" + jsonQuote(e.digest) +
+             R"(,"number":)" + std::to_string(e.number);
+        if (e.lane == Lane::Attempt)
+            j += R"(,"finishedAt":)" + time(e.until);
+        if (e.lane == Lane::Receipt)
+            j += std::string(R"(,"duplicate":)") + (e.duplicate ? "true" : "false") +
+                 R"(,"outOfOrder":)" + (e.outOfOrder ? "true" : "false");
+        j += R"(,"text":)" + jsonQuote(e.text) + "}";
+    }
+    j += R"(],"bands":[)";
+    for (std::size_t k = 0; k < t.bands.size(); ++k) {
+        const StateBand& b = t.bands[k];
+        j += std::string(k ? "," : "") + R"({"lane":)" + jsonQuote(toString(b.lane)) +
+             R"(,"state":)" + jsonQuote(b.state) + R"(,"from":)" + time(b.from) + R"(,"to":)" +
+             time(b.to) + "}";
+    }
+    return j + "]}";
+}
+
+std::string diagnosisJson(const Diagnosis& d) {
+    std::string j = R"({"verdict":)" + jsonQuote(d.verdict) + R"(,"executions":)" +
+                    std::to_string(d.executions) + R"(,"steps":[)";
+    for (std::size_t k = 0; k < d.steps.size(); ++k)
+        j += std::string(k ? "," : "") + R"({"question":)" + jsonQuote(d.steps[k].question) +
+             R"(,"answer":)" + jsonQuote(d.steps[k].answer) + R"(,"decisive":)" +
+             (d.steps[k].decisive ? "true" : "false") + "}";
+    j += R"(],"siblingCallIds":[)";
+    for (std::size_t k = 0; k < d.siblingCallIds.size(); ++k)
+        j += std::string(k ? "," : "") + jsonQuote(d.siblingCallIds[k]);
+    j += R"(],"evidence":[)";
+    for (std::size_t k = 0; k < d.evidence.size(); ++k)
+        j += std::string(k ? "," : "") + R"({"callId":)" + jsonQuote(d.evidence[k].callId) +
+             R"(,"at":)" + jsonQuote(formatIsoMillis(d.evidence[k].at)) + R"(,"what":)" +
+             jsonQuote(d.evidence[k].what) + "}";
+    return j + "]}";
+}
+
+} // namespace
+
+int runInspectCommand(std::vector<std::string> words) {
+    CliArgs args(std::move(words));
+    if (args.flag("--help") || args.flag("-h")) {
+        std::cout << kInspectUsage;
+        return ExitOk;
+    }
+    const auto configPath = args.value("--config");
+    const auto sinceText = args.value("--since");
+    const bool json = args.flag("--json");
+    const auto ids = args.positional();
+    std::string error;
+    if (!args.finish(error))
+        return usageError("inspect", error);
+    if (ids.size() != 1)
+        return usageError("inspect", "name exactly one callId");
+    const EpochMillis now = nowMillis();
+    std::optional<EpochMillis> since;
+    if (sinceText) {
+        since = parseWhen(*sinceText, now);
+        if (!since)
+            return usageError("inspect", "--since: expected a duration such as 1h or an ISO-8601 time");
+    }
+    const auto config = loadConfigOrReport(configPath);
+    if (!config)
+        return ExitUsage;
+    std::signal(SIGINT, onStopSignal);
+    Monitor monitor(*config);
+    std::uint32_t i = CallStore::npos;
+    ColdFetchStats cold;
+    try {
+        monitor.connect();
+        if (since)
+            monitor.loadWindow(*since, now, g_stop);
+        i = monitor.ensureCall(ids[0], g_stop, &cold);
+    } catch (const SourceError& e) {
+        return sourceError("inspect", e);
+    }
+    if (i == CallStore::npos) {
+        std::cerr << "callscope inspect: nothing is known of callId " << ids[0]
+                  << " (no record, no attempts, no messages on its partitions)\n";
+        return ExitRuntime;
+    }
+    const CallTimeline t = buildTimeline(monitor.store(), i, nowMillis());
+    const Diagnosis d = diagnose(monitor.store(), monitor.engine(), i);
+    const auto anomalies = monitor.engine().anomaliesOf(ids[0]);
+    if (json) {
+        std::string j = R"({"type":"call","timeline":)" + timelineJson(t) + R"(,"anomalies":[)";
+        for (std::size_t k = 0; k < anomalies.size(); ++k)
+            j += std::string(k ? "," : "") + toJsonLine(*anomalies[k]);
+        j += R"(],"diagnosis":)" + diagnosisJson(d) + R"(,"coldRead":{"topics":)" +
+             std::to_string(cold.topics) + R"(,"messagesScanned":)" +
+             std::to_string(cold.messagesScanned) + R"(,"messagesMatched":)" +
+             std::to_string(cold.messagesMatched) + "}}";
+        std::cout << j << '\n';
+        return ExitOk;
+    }
+    std::cout << "callId " << t.callId << (t.bizNo.empty() ? "" : "   bizNo " + t.bizNo) << '\n';
+    if (t.record.present)
+        std::cout << "record  " << t.record.status << "  digest " << shortDigest(t.record.digest)
+                  << "  first_source " << t.record.firstSource << "  lock_version "
+                  << t.record.lockVersion << "\n        created " << formatIsoMillis(t.record.createdAt)
+                  << "  updated " << formatIsoMillis(t.record.updatedAt) << "  expires "
+                  << (t.record.expireAt == kNoTime ? "?" : formatIsoMillis(t.record.expireAt)) << '\n';
+    else
+        std::cout << "record  none\n";
+    std::cout << "\ntimeline\n";
+    for (const TimelineEntry& e : t.entries)
+        std::cout << "  " << formatIsoMillis(e.at) << "  " << e.text << '\n';
+    std::cout << "\nstate bands\n";
+    for (const StateBand& b : t.bands) {
+        char lane[16];
+        std::snprintf(lane, sizeof lane, "%-8s", std::string(toString(b.lane)).c_str());
+        std::cout << "  " << lane << formatIsoMillis(b.from) << " .. " << formatIsoMillis(b.to)
+                  << "  " << b.state << '\n';
+    }
+    std::cout << "\nanomalies" << (anomalies.empty() ? ": none" : "") << '\n';
+    for (const Anomaly* a : anomalies)
+        std::cout << "  " << readableAnomaly(*a) << '\n';
+    std::cout << "\ndiagnosis\n";
+    int n = 0;
+    for (const DiagnosisStep& s : d.steps)
+        std::cout << "  " << ++n << ". " << s.question << " " << s.answer
+                  << (s.decisive ? "  <- decisive" : "") << '\n';
+    std::cout << "  verdict: " << d.verdict << '\n';
+    if (!d.siblingCallIds.empty()) {
+        std::cout << "  sibling callIds:";
+        for (const auto& s : d.siblingCallIds)
+            std::cout << ' ' << s;
+        std::cout << '\n';
+    }
+    for (const Evidence& e : d.evidence)
+        std::cout << "    " << formatIsoMillis(e.at) << "  " << e.callId << "  " << e.what << '\n';
+    return ExitOk;
+}
+
+} // namespace callscope

@@ -1,0 +1,264 @@
+#include "app/monitor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+namespace callscope {
+namespace {
+
+DetectThresholds thresholdsOf(const Config& c) {
+    return {c.detect.stuckAfter, c.detect.receiptGrace, c.detect.callerAlertAfter,
+            c.detect.keyRotationWindow};
+}
+
+DetectionSources sourcesOf(const Config& c) {
+    return {c.postgres.attempt.enabled, !c.kafka.receiptTopics.empty(),
+            !c.kafka.callerTopics.empty()};
+}
+
+constexpr std::size_t kRejectSamples = 20;
+constexpr std::int64_t kColdMarginMs = 5 * 60'000;
+
+} // namespace
+
+Monitor::Monitor(const Config& config, MonitorOptions options)
+    : m_config(config), m_options(options), m_postgres(config.postgres),
+      m_kafka(config.kafka, KafkaSourceOptions{options.kafkaFromBeginning}),
+      m_engine(thresholdsOf(config), sourcesOf(config)) {}
+
+Monitor::~Monitor() { stop(); }
+
+void Monitor::connect() { m_postgres.connect(); }
+
+void Monitor::deliver(ObservationBatch&& batch) {
+    std::lock_guard lock(m_mutex);
+    m_queue.push_back(std::move(batch));
+}
+
+void Monitor::health(const SourceHealth& h) {
+    std::lock_guard lock(m_mutex);
+    m_health.push_back(h);
+}
+
+void Monitor::receiptCoverage(EpochMillis from, EpochMillis to) {
+    std::lock_guard lock(m_mutex);
+    if (m_coverageFrom == kNoTime || from < m_coverageFrom)
+        m_coverageFrom = from;
+    m_coverageTo = std::max(m_coverageTo, to);
+}
+
+std::vector<SourceHealth> Monitor::healthChanges() {
+    std::lock_guard lock(m_mutex);
+    std::vector<SourceHealth> out;
+    out.swap(m_health);
+    return out;
+}
+
+void Monitor::applyQueued(EpochMillis now, bool judge) {
+    std::deque<ObservationBatch> queue;
+    EpochMillis from, to;
+    {
+        std::lock_guard lock(m_mutex);
+        queue.swap(m_queue);
+        from = m_coverageFrom;
+        to = m_coverageTo;
+    }
+    if (from != kNoTime)
+        m_engine.setReceiptCoverage(from, to);
+    std::vector<std::uint32_t> touched;
+    for (ObservationBatch& b : queue) {
+        for (Rejection& r : b.rejected) {
+            m_rejects.byReason[r.reason]++;
+            m_rejects.samples.push_back(std::move(r));
+            if (m_rejects.samples.size() > kRejectSamples)
+                m_rejects.samples.pop_front();
+        }
+        auto t = m_store.apply(b);
+        touched.insert(touched.end(), t.begin(), t.end());
+    }
+    if (!judge)
+        return;
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    m_engine.evaluate(m_store, touched, now);
+}
+
+void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic<bool>& cancel) {
+    std::string pgError, kafkaError;
+    bool pgConfig = false, kafkaConfig = false;
+    std::atomic<int> running{2};
+    std::thread pg([&] {
+        try {
+            m_postgres.loadWindow(since, until, *this, cancel);
+        } catch (const SourceError& e) {
+            pgError = e.what();
+            pgConfig = e.configError;
+        }
+        running--;
+    });
+    std::thread kafka([&] {
+        try {
+            if (!m_config.kafka.receiptTopics.empty() || !m_config.kafka.callerTopics.empty())
+                m_kafka.loadWindow(since, until, *this, cancel);
+        } catch (const SourceError& e) {
+            kafkaError = e.what();
+            kafkaConfig = e.configError;
+        }
+        running--;
+    });
+    // Apply batches while the sources read, so memory holds the store, not a backlog.
+    while (running > 0) {
+        applyQueued(nowMillis(), false);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    pg.join();
+    kafka.join();
+    applyQueued(nowMillis(), false);
+    if (!pgError.empty())
+        throw SourceError(pgError, pgConfig);
+    if (!kafkaError.empty())
+        throw SourceError(kafkaError, kafkaConfig);
+
+    // Messages name callIds whose record lies before the window: read those
+    // records by key, so they are not taken for orphans.
+    std::vector<std::string> missing;
+    for (std::uint32_t i = 0; i < m_store.size(); ++i)
+        if (!m_store.call(i).hasRecord())
+            missing.push_back(m_store.callId(i));
+    if (!missing.empty() && !cancel) {
+        ObservationBatch b = m_postgres.fetchCalls(missing);
+        deliver(std::move(b));
+        applyQueued(nowMillis(), false);
+    }
+    m_engine.setSettled(true);
+    m_engine.evaluateAll(m_store, nowMillis());
+    m_engine.setSettled(false);
+}
+
+void Monitor::sourceFailed(const std::string& source, const SourceError& e) {
+    std::lock_guard lock(m_mutex);
+    m_fatal = source + ": " + e.what();
+    m_fatalIsConfig = e.configError;
+}
+
+void Monitor::startFollowing() {
+    m_stop = false;
+    m_threads.emplace_back([this] {
+        try {
+            m_postgres.follow(*this, m_stop);
+        } catch (const SourceError& e) {
+            sourceFailed("postgres", e);
+        }
+    });
+    if (!m_config.kafka.receiptTopics.empty() || !m_config.kafka.callerTopics.empty())
+        m_threads.emplace_back([this] {
+            try {
+                m_kafka.follow(*this, m_stop);
+            } catch (const SourceError& e) {
+                sourceFailed("kafka", e);
+            }
+        });
+}
+
+void Monitor::stop() {
+    m_stop = true;
+    for (auto& t : m_threads)
+        t.join();
+    m_threads.clear();
+}
+
+std::vector<AnomalyChange> Monitor::pump(EpochMillis now) {
+    {
+        std::lock_guard lock(m_mutex);
+        if (!m_fatal.empty())
+            throw SourceError(m_fatal, m_fatalIsConfig);
+    }
+    applyQueued(now, true);
+    m_engine.tick(m_store, now);
+    return m_engine.takeChanges();
+}
+
+std::size_t Monitor::applyRetention(EpochMillis now) {
+    const std::int64_t keepMs = m_config.retention.finishedCalls.count();
+    const auto healthyFinished = [&](std::uint32_t i) {
+        const CallState& c = m_store.call(i);
+        if (m_engine.holds(m_store.callId(i)))
+            return false;
+        const bool recordDone = c.hasRecord() && isTerminal(c.recordStatus());
+        const bool callerDone =
+            c.caller == 0 || isTerminal(static_cast<CallerState>(c.caller - 1)) ||
+            static_cast<CallerState>(c.caller - 1) == CallerState::Escalated;
+        return recordDone && callerDone && m_store.lastEventAt(c) < now - keepMs;
+    };
+    std::size_t evict = 0;
+    for (std::uint32_t i = 0; i < m_store.size(); ++i)
+        evict += healthyFinished(i);
+    // Over max_calls, the oldest healthy finished calls go first regardless of age.
+    const auto max = static_cast<std::size_t>(m_config.retention.maxCalls);
+    if (evict == 0 && m_store.size() <= max)
+        return 0;
+    std::set<std::uint32_t> extra;
+    if (m_store.size() - evict > max) {
+        std::vector<std::pair<EpochMillis, std::uint32_t>> byAge;
+        for (std::uint32_t i = 0; i < m_store.size(); ++i) {
+            const CallState& c = m_store.call(i);
+            if (!healthyFinished(i) && !m_engine.holds(m_store.callId(i)) && c.hasRecord() &&
+                isTerminal(c.recordStatus()))
+                byAge.emplace_back(m_store.lastEventAt(c), i);
+        }
+        std::sort(byAge.begin(), byAge.end());
+        for (std::size_t k = 0; k < byAge.size() && m_store.size() - evict - extra.size() > max; ++k)
+            extra.insert(byAge[k].second);
+    }
+    const auto map = m_store.compact(
+        [&](std::uint32_t i) { return !healthyFinished(i) && !extra.count(i); });
+    m_engine.remap(map);
+    return evict + extra.size();
+}
+
+std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<bool>& cancel,
+                                  ColdFetchStats* stats) {
+    const std::uint32_t known = m_store.find(callId);
+    if (known != CallStore::npos && m_store.call(known).hasRecord())
+        return known;
+    // Record and attempts by key...
+    ObservationBatch pg = m_postgres.fetchCalls({callId});
+    EpochMillis from = kNoTime, to = kNoTime;
+    for (const auto& r : pg.records) {
+        from = r.createdAt;
+        to = r.expireAt;
+    }
+    for (const auto& a : pg.attempts)
+        if (from == kNoTime || a.arrivedAt < from)
+            from = a.arrivedAt;
+    if (from == kNoTime)
+        from = nowMillis() - 24 * 3'600'000; // no record: the last day
+    deliver(std::move(pg));
+    // ...and receipts and caller events from one partition per topic.
+    if (!m_config.kafka.receiptTopics.empty() || !m_config.kafka.callerTopics.empty()) {
+        const EpochMillis now = nowMillis();
+        ObservationBatch k = m_kafka.fetchCall(
+            callId, from - kColdMarginMs, to == kNoTime || to > now ? kNoTime : to, cancel, stats);
+        deliver(std::move(k));
+    }
+    applyQueued(nowMillis(), true);
+    const std::uint32_t i = m_store.find(callId);
+    if (i != CallStore::npos && m_store.call(i).digest && m_store.call(i).hasRecord()) {
+        // Siblings by digest whose records are near this one, for the diagnosis.
+        const CallState& c = m_store.call(i);
+        deliver(m_postgres.fetchByDigest(m_store.digest(c.digest), m_store.timeOf(c, c.created),
+                                         m_config.detect.keyRotationWindow));
+        applyQueued(nowMillis(), true);
+        std::vector<std::uint32_t> group = m_engine.siblings(m_store, i);
+        group.push_back(i);
+        m_engine.evaluate(m_store, group, nowMillis());
+    }
+    return i;
+}
+
+std::string Monitor::resultSnapshot(const std::string& callId) {
+    return m_postgres.resultSnapshot(callId);
+}
+
+} // namespace callscope

@@ -1,0 +1,95 @@
+#pragma once
+// Wires the sources to the model: source threads hand batches to a queue;
+// the owning thread (CLI main loop or the GUI's model thread) applies them to
+// the store once per pump and runs the detections.
+#include "connectors/config.h"
+#include "connectors/kafka_source.h"
+#include "connectors/postgres_source.h"
+#include "models/detection_engine.h"
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace callscope {
+
+struct MonitorOptions {
+    bool kafkaFromBeginning = false; // the demo's mock cluster
+};
+
+struct RejectStats {
+    std::map<std::string, std::int64_t> byReason;
+    std::deque<Rejection> samples; // the latest few
+    std::int64_t total() const {
+        std::int64_t n = 0;
+        for (const auto& [_, c] : byReason)
+            n += c;
+        return n;
+    }
+};
+
+class Monitor : public ObservationSink {
+public:
+    Monitor(const Config& config, MonitorOptions options = {});
+    ~Monitor() override;
+
+    // Connects to PostgreSQL and checks the mapping; throws SourceError.
+    void connect();
+    // Reads [since, until) from both sources in parallel, fetches the records
+    // of callIds seen only in messages, and judges everything (scan).
+    void loadWindow(EpochMillis since, EpochMillis until, const std::atomic<bool>& cancel);
+    // Follows both sources on their own threads until stop().
+    void startFollowing();
+    void stop();
+    // Applies queued batches, runs the detections, returns what changed.
+    std::vector<AnomalyChange> pump(EpochMillis now);
+    // What changed since the last pump (e.g. after loadWindow).
+    std::vector<AnomalyChange> takeChanges() { return m_engine.takeChanges(); }
+    // Evicts healthy finished calls past retention (SPEC §2).
+    std::size_t applyRetention(EpochMillis now);
+
+    // The call, loaded cold by key and from one partition per topic when it is
+    // not in memory (SPEC §4.3); npos when nothing is known of it.
+    std::uint32_t ensureCall(const std::string& callId, const std::atomic<bool>& cancel,
+                             ColdFetchStats* stats = nullptr);
+    std::string resultSnapshot(const std::string& callId);
+
+    const CallStore& store() const { return m_store; }
+    const DetectionEngine& engine() const { return m_engine; }
+    const RejectStats& rejects() const { return m_rejects; }
+    std::vector<SourceHealth> healthChanges(); // since the last call
+    const Config& config() const { return m_config; }
+
+    // ObservationSink: called from source threads.
+    void deliver(ObservationBatch&& batch) override;
+    void health(const SourceHealth& health) override;
+    void receiptCoverage(EpochMillis from, EpochMillis to) override;
+
+private:
+    void applyQueued(EpochMillis now, bool judge);
+    void sourceFailed(const std::string& source, const SourceError& e);
+
+    Config m_config;
+    MonitorOptions m_options;
+    PostgresSource m_postgres;
+    KafkaSource m_kafka;
+    CallStore m_store;
+    DetectionEngine m_engine;
+    RejectStats m_rejects;
+
+    std::mutex m_mutex; // guards the queue, health and coverage below
+    std::deque<ObservationBatch> m_queue;
+    std::vector<SourceHealth> m_health;
+    EpochMillis m_coverageFrom = kNoTime, m_coverageTo = kNoTime;
+    std::string m_fatal; // a config error found by a following source
+    bool m_fatalIsConfig = false;
+
+    std::atomic<bool> m_stop{false};
+    std::vector<std::thread> m_threads;
+};
+
+} // namespace callscope

@@ -1,0 +1,459 @@
+#include "connectors/kafka_source.h"
+
+#include "connectors/kafka_client.h"
+#include "connectors/message_decoder.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <thread>
+
+namespace callscope {
+namespace {
+
+enum class Role { Receipt, Caller };
+
+struct TopicInfo {
+    Role role;
+    int partitions = 0;
+};
+
+// Matches a config topic spec: a leading ^ makes it a regex, else a name.
+class TopicSpec {
+public:
+    explicit TopicSpec(const std::string& spec) : m_spec(spec) {
+        if (!spec.empty() && spec.front() == '^')
+            m_regex.emplace(spec, std::regex::ECMAScript);
+    }
+    bool matches(const std::string& topic) const {
+        if (m_spec.empty())
+            return false;
+        if (m_regex)
+            return std::regex_search(topic, *m_regex);
+        return topic == m_spec;
+    }
+
+private:
+    std::string m_spec;
+    std::optional<std::regex> m_regex;
+};
+
+constexpr std::size_t kBatchMessages = 20'000;
+
+struct PartitionKey {
+    std::string topic;
+    std::int32_t partition;
+    bool operator<(const PartitionKey& o) const {
+        return std::tie(topic, partition) < std::tie(o.topic, o.partition);
+    }
+};
+
+} // namespace
+
+struct KafkaSource::Impl {
+    Impl(const KafkaConfig& c, KafkaSourceOptions o)
+        : cfg(c), options(o), decoder(c), receiptSpec(c.receiptTopics),
+          callerSpec(c.callerTopics) {}
+
+    ~Impl() {
+        if (rk) {
+            rd_kafka_consumer_close(rk);
+            rd_kafka_destroy(rk);
+        }
+    }
+
+    KafkaConfig cfg;
+    KafkaSourceOptions options;
+    MessageDecoder decoder;
+    TopicSpec receiptSpec, callerSpec;
+    rd_kafka_t* rk = nullptr;
+    std::map<std::string, TopicInfo> topics;
+    std::map<PartitionKey, std::int64_t> assigned; // next offset to read, by partition
+    EpochMillis coverageFrom = kNoTime;
+
+    // librdkafka reports connection trouble through its error callback.
+    std::mutex errorMutex;
+    std::string lastError;
+    bool brokersDown = false;
+
+    KafkaSettings settings() const { return {cfg.brokers, cfg.properties, cfg.partitioner}; }
+
+    static void onError(rd_kafka_t*, int err, const char* reason, void* opaque) {
+        auto* self = static_cast<Impl*>(opaque);
+        std::lock_guard lock(self->errorMutex);
+        self->lastError = std::string("Kafka: ") + rd_kafka_err2str(rd_kafka_resp_err_t(err)) +
+                          ": " + reason;
+        if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT ||
+            err == RD_KAFKA_RESP_ERR__RESOLVE)
+            self->brokersDown = true;
+    }
+
+    rd_kafka_t* newConsumer() {
+        std::string error;
+        rd_kafka_conf_t* conf = makeKafkaConf(settings(), error);
+        if (!conf)
+            throw SourceError(error, true);
+        rd_kafka_conf_set_error_cb(conf, &Impl::onError);
+        rd_kafka_conf_set_opaque(conf, this);
+        rd_kafka_t* c = makeManualConsumer(settings(), error, conf);
+        if (!c)
+            throw SourceError(error, true);
+        return c;
+    }
+
+    void ensureConsumer() {
+        if (!rk)
+            rk = newConsumer();
+    }
+
+    // Topics of the broker that match the config, with their partition counts.
+    std::map<std::string, TopicInfo> resolveTopics(rd_kafka_t* consumer) {
+        const rd_kafka_metadata_t* md = nullptr;
+        const auto e = rd_kafka_metadata(consumer, 1, nullptr, &md, 10'000);
+        if (e)
+            throw SourceError("Kafka (" + cfg.brokers + "): " + rd_kafka_err2str(e));
+        std::map<std::string, TopicInfo> out;
+        for (int i = 0; i < md->topic_cnt; ++i) {
+            const auto& t = md->topics[i];
+            const std::string name = t.topic;
+            if (t.err || name.rfind("__", 0) == 0)
+                continue;
+            if (receiptSpec.matches(name))
+                out[name] = {Role::Receipt, t.partition_cnt};
+            else if (callerSpec.matches(name))
+                out[name] = {Role::Caller, t.partition_cnt};
+        }
+        rd_kafka_metadata_destroy(md);
+        return out;
+    }
+
+    // Offsets at timestamp `t` for the given partitions (-1 where none is later).
+    std::map<PartitionKey, std::int64_t> offsetsAt(rd_kafka_t* consumer,
+                                                   const std::vector<PartitionKey>& parts,
+                                                   EpochMillis t) {
+        std::map<PartitionKey, std::int64_t> out;
+        if (parts.empty())
+            return out;
+        rd_kafka_topic_partition_list_t* list =
+            rd_kafka_topic_partition_list_new(static_cast<int>(parts.size()));
+        for (const auto& p : parts)
+            rd_kafka_topic_partition_list_add(list, p.topic.c_str(), p.partition)->offset = t;
+        const auto e = rd_kafka_offsets_for_times(consumer, list, 15'000);
+        if (e) {
+            rd_kafka_topic_partition_list_destroy(list);
+            throw SourceError(std::string("Kafka: offsets by timestamp: ") + rd_kafka_err2str(e));
+        }
+        for (int i = 0; i < list->cnt; ++i)
+            out[{list->elems[i].topic, list->elems[i].partition}] = list->elems[i].offset;
+        rd_kafka_topic_partition_list_destroy(list);
+        return out;
+    }
+
+    std::pair<std::int64_t, std::int64_t> watermarks(rd_kafka_t* consumer, const PartitionKey& p) {
+        std::int64_t low = 0, high = 0;
+        rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
+        for (int tries = 0; tries < 20; ++tries) {
+            e = rd_kafka_query_watermark_offsets(consumer, p.topic.c_str(), p.partition, &low,
+                                                 &high, 10'000);
+            if (!e)
+                return {low, high};
+            std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        }
+        throw SourceError("Kafka: end offsets of " + p.topic + ": " + rd_kafka_err2str(e));
+    }
+
+    void assign(rd_kafka_t* consumer, const std::map<PartitionKey, std::int64_t>& offsets) {
+        rd_kafka_topic_partition_list_t* list =
+            rd_kafka_topic_partition_list_new(static_cast<int>(offsets.size()));
+        for (const auto& [p, off] : offsets)
+            rd_kafka_topic_partition_list_add(list, p.topic.c_str(), p.partition)->offset = off;
+        const auto e = rd_kafka_assign(consumer, list);
+        rd_kafka_topic_partition_list_destroy(list);
+        if (e)
+            throw SourceError(std::string("Kafka: assign: ") + rd_kafka_err2str(e));
+    }
+
+    // Decodes one message into the batch (or a rejection).
+    void decode(const rd_kafka_message_t* msg, Role role, ObservationBatch& batch) {
+        rd_kafka_timestamp_type_t tt;
+        const MessageOrigin origin{msg->partition, msg->offset, rd_kafka_message_timestamp(msg, &tt)};
+        const std::string_view payload(static_cast<const char*>(msg->payload), msg->len);
+        std::string why;
+        if (role == Role::Receipt) {
+            ReceiptObservation r;
+            if (decoder.decodeReceipt(payload, origin, r, why)) {
+                batch.receipts.push_back(std::move(r));
+                return;
+            }
+        } else {
+            CallerObservation c;
+            if (decoder.decodeCallerEvent(payload, origin, c, why)) {
+                batch.callerEvents.push_back(std::move(c));
+                return;
+            }
+        }
+        batch.rejected.push_back({why,
+                                  std::string(rd_kafka_topic_name(msg->rkt)) + "/" +
+                                      std::to_string(msg->partition) + "@" +
+                                      std::to_string(msg->offset),
+                                  MessageDecoder::sampleOf(payload)});
+    }
+
+    Role roleOf(const char* topic) const {
+        const auto it = topics.find(topic);
+        return it == topics.end() ? Role::Receipt : it->second.role;
+    }
+
+    std::int64_t lag() {
+        std::int64_t total = 0;
+        for (const auto& [p, next] : assigned) {
+            std::int64_t low = 0, high = 0;
+            if (!rd_kafka_get_watermark_offsets(rk, p.topic.c_str(), p.partition, &low, &high) &&
+                high > next && next >= 0)
+                total += high - next;
+        }
+        return total;
+    }
+};
+
+KafkaSource::KafkaSource(const KafkaConfig& config, KafkaSourceOptions options)
+    : m(std::make_unique<Impl>(config, options)) {}
+KafkaSource::~KafkaSource() = default;
+
+void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSink& sink,
+                             const std::atomic<bool>& cancel) {
+    m->ensureConsumer();
+    m->topics = m->resolveTopics(m->rk);
+    std::vector<PartitionKey> parts;
+    for (const auto& [name, info] : m->topics)
+        for (int p = 0; p < info.partitions; ++p)
+            parts.push_back({name, p});
+    // Start at `since` in every partition; stop at the end offset seen now.
+    std::map<PartitionKey, std::int64_t> start;
+    if (m->options.fromBeginning || since == kNoTime) {
+        for (const auto& p : parts)
+            start[p] = RD_KAFKA_OFFSET_BEGINNING;
+    } else {
+        start = m->offsetsAt(m->rk, parts, since);
+    }
+    std::map<PartitionKey, std::int64_t> end, remaining;
+    for (const auto& p : parts) {
+        const auto [low, high] = m->watermarks(m->rk, p);
+        end[p] = high;
+        std::int64_t& s = start[p];
+        if (s == RD_KAFKA_OFFSET_BEGINNING || s < low)
+            s = low;
+        if (s < 0 || s > high)
+            s = high; // nothing at or after `since`
+        if (s < high)
+            remaining[p] = high;
+    }
+    m->assigned = start;
+    m->assign(m->rk, start);
+    m->coverageFrom = since == kNoTime ? 0 : since;
+
+    ObservationBatch batch;
+    auto lastProgress = std::chrono::steady_clock::now();
+    while (!remaining.empty() && !cancel) {
+        rd_kafka_message_t* msg = rd_kafka_consumer_poll(m->rk, 200);
+        if (!msg) {
+            if (std::chrono::steady_clock::now() - lastProgress > std::chrono::seconds(60)) {
+                std::lock_guard lock(m->errorMutex);
+                throw SourceError("Kafka (" + m->cfg.brokers + "): no progress reading the window" +
+                                  (m->lastError.empty() ? std::string() : ": " + m->lastError));
+            }
+            continue;
+        }
+        lastProgress = std::chrono::steady_clock::now();
+        if (msg->err) {
+            rd_kafka_message_destroy(msg);
+            continue;
+        }
+        const PartitionKey key{rd_kafka_topic_name(msg->rkt), msg->partition};
+        m->assigned[key] = msg->offset + 1;
+        rd_kafka_timestamp_type_t tt;
+        const EpochMillis ts = rd_kafka_message_timestamp(msg, &tt);
+        if (until == kNoTime || ts < until)
+            m->decode(msg, m->roleOf(key.topic.c_str()), batch);
+        if (const auto it = remaining.find(key); it != remaining.end() && msg->offset + 1 >= it->second)
+            remaining.erase(it);
+        rd_kafka_message_destroy(msg);
+        if (batch.size() + batch.rejected.size() >= kBatchMessages) {
+            sink.deliver(std::move(batch));
+            batch = {};
+        }
+    }
+    if (!batch.empty() || !batch.rejected.empty())
+        sink.deliver(std::move(batch));
+    sink.receiptCoverage(m->coverageFrom, nowMillis());
+    sink.health({"kafka", true, "", nowMillis(), 0});
+}
+
+void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
+    if (!m->rk) {
+        m->ensureConsumer();
+        m->topics = m->resolveTopics(m->rk);
+        std::map<PartitionKey, std::int64_t> start;
+        for (const auto& [name, info] : m->topics)
+            for (int p = 0; p < info.partitions; ++p)
+                start[{name, p}] = m->options.fromBeginning ? RD_KAFKA_OFFSET_BEGINNING
+                                                            : RD_KAFKA_OFFSET_END;
+        m->assigned = start;
+        m->assign(m->rk, start);
+        m->coverageFrom = nowMillis();
+    }
+    bool up = true;
+    std::string reportedError;
+    auto lastTopicCheck = std::chrono::steady_clock::now();
+    auto lastHealth = std::chrono::steady_clock::now();
+    ObservationBatch batch;
+    auto lastDeliver = std::chrono::steady_clock::now();
+    while (!stop) {
+        rd_kafka_message_t* msg = rd_kafka_consumer_poll(m->rk, 100);
+        if (msg && !msg->err) {
+            const PartitionKey key{rd_kafka_topic_name(msg->rkt), msg->partition};
+            m->assigned[key] = msg->offset + 1;
+            m->decode(msg, m->roleOf(key.topic.c_str()), batch);
+            {
+                std::lock_guard lock(m->errorMutex);
+                m->brokersDown = false;
+            }
+        }
+        if (msg)
+            rd_kafka_message_destroy(msg);
+        const auto now = std::chrono::steady_clock::now();
+        if (batch.size() + batch.rejected.size() >= kBatchMessages ||
+            (now - lastDeliver > std::chrono::milliseconds(50) &&
+             (!batch.empty() || !batch.rejected.empty()))) {
+            sink.deliver(std::move(batch));
+            batch = {};
+            lastDeliver = now;
+        }
+        if (now - lastTopicCheck > std::chrono::seconds(10)) {
+            // New topics matching the pattern, or new partitions: read them
+            // from their beginning (everything in them is new to us).
+            lastTopicCheck = now;
+            try {
+                const auto found = m->resolveTopics(m->rk);
+                bool grew = false;
+                for (const auto& [name, info] : found)
+                    for (int p = 0; p < info.partitions; ++p)
+                        if (!m->assigned.count({name, p})) {
+                            m->assigned[{name, p}] = RD_KAFKA_OFFSET_BEGINNING;
+                            grew = true;
+                        }
+                m->topics = found;
+                if (grew)
+                    m->assign(m->rk, m->assigned);
+                std::lock_guard lock(m->errorMutex);
+                m->brokersDown = false;
+            } catch (const SourceError& e) {
+                std::lock_guard lock(m->errorMutex);
+                m->brokersDown = true;
+                m->lastError = e.what();
+            }
+        }
+        if (now - lastHealth > std::chrono::milliseconds(500)) {
+            lastHealth = now;
+            bool down;
+            std::string error;
+            {
+                std::lock_guard lock(m->errorMutex);
+                down = m->brokersDown;
+                error = m->lastError;
+            }
+            const std::int64_t lag = m->lag();
+            if (down != !up || (down && error != reportedError)) {
+                up = !down;
+                reportedError = down ? error : "";
+                sink.health({"kafka", up, reportedError, up ? nowMillis() : kNoTime, lag});
+            }
+            if (up && lag == 0)
+                sink.receiptCoverage(m->coverageFrom, nowMillis());
+        }
+    }
+    if (!batch.empty() || !batch.rejected.empty())
+        sink.deliver(std::move(batch));
+}
+
+ObservationBatch KafkaSource::fetchCall(const std::string& callId, EpochMillis from, EpochMillis to,
+                                        const std::atomic<bool>& cancel, ColdFetchStats* stats) {
+    // A consumer of its own, so a live follow() is not disturbed.
+    rd_kafka_t* c = m->newConsumer();
+    struct Closer {
+        rd_kafka_t* c;
+        ~Closer() {
+            rd_kafka_consumer_close(c);
+            rd_kafka_destroy(c);
+        }
+    } closer{c};
+    const auto topics = m->resolveTopics(c);
+    std::vector<PartitionKey> parts;
+    for (const auto& [name, info] : topics) {
+        const std::int32_t p = partitionForKey(callId, info.partitions, m->cfg.partitioner);
+        if (p < 0)
+            throw SourceError("kafka.partitioner: \"" + m->cfg.partitioner +
+                                  "\" spreads keys at random; a callId's partition cannot be known",
+                              true);
+        parts.push_back({name, p});
+    }
+    ObservationBatch batch;
+    if (stats)
+        stats->topics = static_cast<int>(parts.size());
+    if (parts.empty())
+        return batch;
+    std::map<PartitionKey, std::int64_t> start, stopAt;
+    if (m->options.fromBeginning || from == kNoTime)
+        for (const auto& p : parts)
+            start[p] = RD_KAFKA_OFFSET_BEGINNING;
+    else
+        start = m->offsetsAt(c, parts, from);
+    const auto ends = (to == kNoTime || m->options.fromBeginning)
+                          ? std::map<PartitionKey, std::int64_t>{}
+                          : m->offsetsAt(c, parts, to);
+    for (const auto& p : parts) {
+        const auto [low, high] = m->watermarks(c, p);
+        std::int64_t& s = start[p];
+        if (s == RD_KAFKA_OFFSET_BEGINNING || (s >= 0 && s < low))
+            s = low;
+        if (s < 0)
+            s = high;
+        std::int64_t e = high;
+        if (const auto it = ends.find(p); it != ends.end() && it->second >= 0)
+            e = std::min(high, it->second);
+        if (s < e)
+            stopAt[p] = e;
+    }
+    m->assign(c, start);
+    auto lastProgress = std::chrono::steady_clock::now();
+    while (!stopAt.empty() && !cancel) {
+        rd_kafka_message_t* msg = rd_kafka_consumer_poll(c, 200);
+        if (!msg) {
+            if (std::chrono::steady_clock::now() - lastProgress > std::chrono::seconds(30))
+                throw SourceError("Kafka (" + m->cfg.brokers + "): no progress reading partitions");
+            continue;
+        }
+        lastProgress = std::chrono::steady_clock::now();
+        if (!msg->err) {
+            const PartitionKey key{rd_kafka_topic_name(msg->rkt), msg->partition};
+            if (stats)
+                stats->messagesScanned++;
+            const std::string_view k(static_cast<const char*>(msg->key), msg->key_len);
+            if (msg->key && k == callId) {
+                if (stats)
+                    stats->messagesMatched++;
+                m->decode(msg, topics.at(key.topic).role, batch);
+            }
+            if (const auto it = stopAt.find(key); it != stopAt.end() && msg->offset + 1 >= it->second)
+                stopAt.erase(it);
+        }
+        rd_kafka_message_destroy(msg);
+    }
+    return batch;
+}
+
+} // namespace callscope

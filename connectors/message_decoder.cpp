@@ -1,0 +1,212 @@
+#include "connectors/message_decoder.h"
+
+#include <simdjson.h>
+
+namespace callscope {
+
+struct MessageDecoder::Impl {
+    explicit Impl(const KafkaConfig& c)
+        : receipt(c.receipt), caller(c.callerEvent),
+          receiptStatus(c.receipt.statusValues, kRecordStatusNames),
+          callerState(c.callerEvent.stateValues, kCallerStateNames) {}
+
+    ReceiptMapping receipt;
+    CallerEventMapping caller;
+    WordMap<RecordStatus> receiptStatus;
+    WordMap<CallerState> callerState;
+    // The DOM parser validates the whole document (structure and UTF-8), so a
+    // message with trailing garbage is refused rather than half read.
+    simdjson::dom::parser parser;
+    simdjson::dom::element root;
+
+    // Parses into `root`; false with the reason.
+    bool parse(std::string_view payload, std::string& why) {
+        if (payload.size() > kMaxMessageBytes) {
+            why = "oversized";
+            return false;
+        }
+        const auto err = parser.parse(payload.data(), payload.size()).get(root);
+        if (err == simdjson::UTF8_ERROR) {
+            why = "invalid UTF-8";
+            return false;
+        }
+        if (err) {
+            why = "not JSON";
+            return false;
+        }
+        if (!root.is_object()) {
+            why = "not a JSON object";
+            return false;
+        }
+        return true;
+    }
+
+    enum class Field { Missing, Ok, WrongType };
+
+    Field string(const std::string& name, std::string_view& out) {
+        if (name.empty())
+            return Field::Missing;
+        simdjson::dom::element e;
+        if (root[name].get(e))
+            return Field::Missing;
+        if (e.is_null())
+            return Field::Missing;
+        return e.get_string().get(out) ? Field::WrongType : Field::Ok;
+    }
+
+    Field integer(const std::string& name, std::int64_t& out) {
+        if (name.empty())
+            return Field::Missing;
+        simdjson::dom::element e;
+        if (root[name].get(e) || e.is_null())
+            return Field::Missing;
+        if (!e.get_int64().get(out))
+            return Field::Ok;
+        std::uint64_t u = 0;
+        if (!e.get_uint64().get(u)) {
+            out = INT64_MAX; // absurd but an integer
+            return Field::Ok;
+        }
+        return Field::WrongType;
+    }
+
+    // ISO-8601 text or integer epoch milliseconds.
+    Field time(const std::string& name, EpochMillis& out) {
+        if (name.empty())
+            return Field::Missing;
+        simdjson::dom::element e;
+        if (root[name].get(e) || e.is_null())
+            return Field::Missing;
+        std::int64_t ms = 0;
+        if (!e.get_int64().get(ms)) {
+            out = ms;
+            return Field::Ok;
+        }
+        std::string_view text;
+        if (e.get_string().get(text))
+            return Field::WrongType;
+        const auto t = parseTimestamp(text);
+        if (!t)
+            return Field::WrongType;
+        out = *t;
+        return Field::Ok;
+    }
+
+    // Optional text fields: absent is fine, another type is not.
+    bool optionalString(const std::string& name, std::string& out, std::string& why) {
+        std::string_view v;
+        switch (string(name, v)) {
+        case Field::Ok: out.assign(v); return true;
+        case Field::Missing: return true;
+        case Field::WrongType: why = "wrong type: " + name; return false;
+        }
+        return false;
+    }
+};
+
+MessageDecoder::MessageDecoder(const KafkaConfig& c) : m(std::make_unique<Impl>(c)) {}
+MessageDecoder::~MessageDecoder() = default;
+
+bool MessageDecoder::decodeReceipt(std::string_view payload, const MessageOrigin& origin,
+                                   ReceiptObservation& out, std::string& why) {
+    if (!m->parse(payload, why))
+        return false;
+    const ReceiptMapping& f = m->receipt;
+    std::string_view callId, status;
+    switch (m->string(f.callId, callId)) {
+    case Impl::Field::Missing: why = "missing " + f.callId; return false;
+    case Impl::Field::WrongType: why = "wrong type: " + f.callId; return false;
+    case Impl::Field::Ok: break;
+    }
+    if (callId.empty()) {
+        why = "missing " + f.callId;
+        return false;
+    }
+    switch (m->string(f.status, status)) {
+    case Impl::Field::Missing: why = "missing " + f.status; return false;
+    case Impl::Field::WrongType: why = "wrong type: " + f.status; return false;
+    case Impl::Field::Ok: break;
+    }
+    const auto st = m->receiptStatus.find(status);
+    if (!st) {
+        why = "unknown status";
+        return false;
+    }
+    std::int64_t version = 0;
+    switch (m->integer(f.version, version)) {
+    case Impl::Field::Missing: why = "missing " + f.version; return false;
+    case Impl::Field::WrongType: why = "wrong type: " + f.version; return false;
+    case Impl::Field::Ok: break;
+    }
+    out = ReceiptObservation{};
+    out.callId.assign(callId);
+    out.status = *st;
+    out.version = version;
+    out.origin = origin;
+    if (m->time(f.finishedAt, out.finishedAt) == Impl::Field::WrongType) {
+        why = "bad timestamp: " + f.finishedAt;
+        return false;
+    }
+    return m->optionalString(f.resultRef, out.resultRef, why) &&
+           m->optionalString(f.sourceInstance, out.sourceInstance, why) &&
+           m->optionalString(f.requestDigest, out.digest, why);
+}
+
+bool MessageDecoder::decodeCallerEvent(std::string_view payload, const MessageOrigin& origin,
+                                       CallerObservation& out, std::string& why) {
+    if (!m->parse(payload, why))
+        return false;
+    const CallerEventMapping& f = m->caller;
+    std::string_view callId, state;
+    switch (m->string(f.callId, callId)) {
+    case Impl::Field::Missing: why = "missing " + f.callId; return false;
+    case Impl::Field::WrongType: why = "wrong type: " + f.callId; return false;
+    case Impl::Field::Ok: break;
+    }
+    if (callId.empty()) {
+        why = "missing " + f.callId;
+        return false;
+    }
+    switch (m->string(f.state, state)) {
+    case Impl::Field::Missing: why = "missing " + f.state; return false;
+    case Impl::Field::WrongType: why = "wrong type: " + f.state; return false;
+    case Impl::Field::Ok: break;
+    }
+    const auto st = m->callerState.find(state);
+    if (!st) {
+        why = "unknown state";
+        return false;
+    }
+    out = CallerObservation{};
+    out.callId.assign(callId);
+    out.state = *st;
+    out.origin = origin;
+    switch (m->time(f.at, out.at)) {
+    case Impl::Field::Missing: why = "missing " + f.at; return false;
+    case Impl::Field::WrongType: why = "bad timestamp: " + f.at; return false;
+    case Impl::Field::Ok: break;
+    }
+    std::int64_t attempt = 0;
+    if (m->integer(f.attempt, attempt) == Impl::Field::WrongType) {
+        why = "wrong type: " + f.attempt;
+        return false;
+    }
+    out.attempt = static_cast<int>(std::clamp<std::int64_t>(attempt, 0, 1'000'000));
+    return m->optionalString(f.instance, out.instance, why) &&
+           m->optionalString(f.bizNo, out.bizNo, why) &&
+           m->optionalString(f.requestDigest, out.digest, why) &&
+           m->optionalString(f.traceId, out.traceId, why);
+}
+
+std::string MessageDecoder::sampleOf(std::string_view payload) {
+    std::string out;
+    for (const char c : payload.substr(0, 160)) {
+        const auto u = static_cast<unsigned char>(c);
+        out += (u >= 0x20 && u < 0x7f) ? c : '.';
+    }
+    if (payload.size() > 160)
+        out += "...";
+    return out;
+}
+
+} // namespace callscope

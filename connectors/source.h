@@ -1,0 +1,50 @@
+#pragma once
+// The connector interface: a source loads a time window, then follows live,
+// handing batches of immutable observations to a sink and reporting its
+// health. Sources run on their own threads; sinks must be thread-safe.
+#include "models/observations.h"
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+
+namespace callscope {
+
+struct SourceHealth {
+    std::string source;    // "postgres" / "kafka"
+    bool connected = false;
+    std::string lastError; // "" when fine; never holds a password
+    EpochMillis lastOkAt = kNoTime;
+    std::int64_t lag = 0;  // messages (Kafka) not yet read
+};
+
+class ObservationSink {
+public:
+    virtual ~ObservationSink() = default;
+    virtual void deliver(ObservationBatch&& batch) = 0;
+    virtual void health(const SourceHealth& health) = 0;
+    // Receipts have been read over [from, to] (SPEC §3 receipt_missing).
+    virtual void receiptCoverage(EpochMillis from, EpochMillis to) { (void)from, (void)to; }
+};
+
+// A problem the user can act on. Config errors (a mapped column that does not
+// exist) end the program with exit code 2; others are outages.
+struct SourceError : std::runtime_error {
+    SourceError(const std::string& what, bool config = false)
+        : std::runtime_error(what), configError(config) {}
+    bool configError;
+};
+
+class Source {
+public:
+    virtual ~Source() = default;
+    virtual std::string name() const = 0;
+    // Reads [since, until) and returns; throws SourceError.
+    virtual void loadWindow(EpochMillis since, EpochMillis until, ObservationSink& sink,
+                            const std::atomic<bool>& cancel) = 0;
+    // Follows new data from where loadWindow stopped until `stop`; outages are
+    // reported through sink.health and retried with backoff.
+    virtual void follow(ObservationSink& sink, const std::atomic<bool>& stop) = 0;
+};
+
+} // namespace callscope
