@@ -30,6 +30,9 @@ rd_kafka_conf_t* makeKafkaConf(const KafkaSettings& s, std::string& error) {
         }
         return true;
     };
+    // librdkafka's own log lines would interleave with callscope's output;
+    // connection trouble reaches the user through error callbacks as health.
+    rd_kafka_conf_set_log_cb(conf, nullptr);
     if (!set("bootstrap.servers", s.brokers)) {
         rd_kafka_conf_destroy(conf);
         return nullptr;
@@ -173,6 +176,11 @@ rd_kafka_t* makeManualConsumer(const KafkaSettings& s, std::string& error, rd_ka
     rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
     rd_kafka_conf_set(conf, "enable.auto.offset.store", "false", err, sizeof err);
     rd_kafka_conf_set(conf, "fetch.wait.max.ms", "100", err, sizeof err);
+    // Come back quickly after a broker restart, unless the user said otherwise.
+    if (!s.properties.count("reconnect.backoff.max.ms"))
+        rd_kafka_conf_set(conf, "reconnect.backoff.max.ms", "2000", err, sizeof err);
+    if (!s.properties.count("topic.metadata.refresh.interval.ms"))
+        rd_kafka_conf_set(conf, "topic.metadata.refresh.interval.ms", "30000", err, sizeof err);
     rd_kafka_conf_set(conf, "enable.partition.eof", "false", err, sizeof err);
     rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
     if (!rk) {

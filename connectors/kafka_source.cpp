@@ -208,12 +208,18 @@ struct KafkaSource::Impl {
         return it == topics.end() ? Role::Receipt : it->second.role;
     }
 
+    // Messages not yet read, asking the brokers for the end offsets now;
+    // -1 when a broker did not answer (then nothing is known to be read).
     std::int64_t lag() {
         std::int64_t total = 0;
         for (const auto& [p, next] : assigned) {
             std::int64_t low = 0, high = 0;
-            if (!rd_kafka_get_watermark_offsets(rk, p.topic.c_str(), p.partition, &low, &high) &&
-                high > next && next >= 0)
+            if (rd_kafka_query_watermark_offsets(rk, p.topic.c_str(), p.partition, &low, &high,
+                                                 1000))
+                return -1;
+            if (next < 0) // not started yet
+                total += high - low;
+            else if (high > next)
                 total += high - next;
         }
         return total;
@@ -299,9 +305,10 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
         m->topics = m->resolveTopics(m->rk);
         std::map<PartitionKey, std::int64_t> start;
         for (const auto& [name, info] : m->topics)
-            for (int p = 0; p < info.partitions; ++p)
-                start[{name, p}] = m->options.fromBeginning ? RD_KAFKA_OFFSET_BEGINNING
-                                                            : RD_KAFKA_OFFSET_END;
+            for (int p = 0; p < info.partitions; ++p) {
+                const auto [low, high] = m->watermarks(m->rk, {name, p});
+                start[{name, p}] = m->options.fromBeginning ? low : high;
+            }
         m->assigned = start;
         m->assign(m->rk, start);
         m->coverageFrom = nowMillis();
@@ -343,7 +350,7 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
                 for (const auto& [name, info] : found)
                     for (int p = 0; p < info.partitions; ++p)
                         if (!m->assigned.count({name, p})) {
-                            m->assigned[{name, p}] = RD_KAFKA_OFFSET_BEGINNING;
+                            m->assigned[{name, p}] = m->watermarks(m->rk, {name, p}).first;
                             grew = true;
                         }
                 m->topics = found;
@@ -366,14 +373,19 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
                 down = m->brokersDown;
                 error = m->lastError;
             }
+            // Receipts count as read up to `asked` only when every partition's
+            // end offset, asked of the brokers at that time, has been reached.
+            const EpochMillis asked = nowMillis();
             const std::int64_t lag = m->lag();
+            if (lag < 0)
+                down = true;
             if (down != !up || (down && error != reportedError)) {
                 up = !down;
-                reportedError = down ? error : "";
+                reportedError = down ? (error.empty() ? "Kafka: brokers do not answer" : error) : "";
                 sink.health({"kafka", up, reportedError, up ? nowMillis() : kNoTime, lag});
             }
-            if (up && lag == 0)
-                sink.receiptCoverage(m->coverageFrom, nowMillis());
+            if (lag == 0)
+                sink.receiptCoverage(m->coverageFrom, asked);
         }
     }
     if (!batch.empty() || !batch.rejected.empty())

@@ -508,6 +508,14 @@ std::string PostgresSource::resultSnapshot(const std::string& callId) {
 void PostgresSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
     std::int64_t backoffMs = 1000;
     bool wasUp = m->conn != nullptr;
+    std::string reported; // the outage already reported
+    const auto down = [&](const std::string& why) {
+        m->conn.reset();
+        if (wasUp || why != reported)
+            sink.health({"postgres", false, why, kNoTime, 0});
+        reported = why;
+        wasUp = false;
+    };
     while (!stop) {
         try {
             if (!m->conn)
@@ -516,6 +524,7 @@ void PostgresSource::follow(ObservationSink& sink, const std::atomic<bool>& stop
             if (!wasUp)
                 sink.health({"postgres", true, "", nowMillis(), 0});
             wasUp = true;
+            reported.clear();
             backoffMs = 1000;
             const auto until = std::chrono::steady_clock::now() + m->cfg.pollInterval;
             while (!stop && std::chrono::steady_clock::now() < until)
@@ -523,13 +532,9 @@ void PostgresSource::follow(ObservationSink& sink, const std::atomic<bool>& stop
         } catch (const SourceError& e) {
             if (e.configError)
                 throw;
-            m->conn.reset();
-            sink.health({"postgres", false, e.what(), kNoTime, 0});
-            wasUp = false;
+            down(e.what());
         } catch (const std::exception& e) {
-            m->conn.reset();
-            sink.health({"postgres", false, std::string("PostgreSQL: ") + e.what(), kNoTime, 0});
-            wasUp = false;
+            down(std::string("PostgreSQL: ") + e.what());
         }
         if (!wasUp) {
             const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(backoffMs);

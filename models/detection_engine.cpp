@@ -378,6 +378,8 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
                 record(std::move(f), now);
             } else if (now <= due) {
                 wakeAt(due + 1);
+            } else if (m_coverageFrom != kNoTime && m_coverageFrom <= updatedAt) {
+                wakeAt(now + 1000); // receipts are being read but not yet up to `due`
             }
         }
         if (!holds)

@@ -8,7 +8,7 @@
 using namespace callscope::test;
 
 namespace {
-const std::string kBin = CALLSCOPE_BINARY;
+const std::string kBin = callscopeBinary();
 } // namespace
 
 TEST(Cli, HelpListsEverySubcommand) {
@@ -33,8 +33,8 @@ TEST(Cli, BadConfigIsRefusedNamingFileLineAndKey) {
         "bad.toml", "[postgres]\ndsn = \"host=x\"\n\n[detect]\nstuck_after = \"soon\"\n"
                                 "[kafka]\nbrokerz = \"x\"\n");
     const std::string& path = file.path;
-    for (const char* sub : {"sim", "scan", "gui"}) {
-        const CommandResult r = runCommand(kBin + " " + sub + " --config " + path);
+    for (const char* sub : {"scan", "watch", "inspect cid-1"}) {
+        const CommandResult r = runCommand(kBin + " " + sub + " --since 1h --config " + path);
         EXPECT_EQ(r.exitCode, 2) << sub;
         EXPECT_NE(r.err.find(path + ":5: detect.stuck_after: expected a duration"),
                   std::string::npos)

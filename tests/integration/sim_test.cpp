@@ -7,7 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 
 using namespace callscope;
 using namespace callscope::test;
@@ -15,6 +17,7 @@ using namespace callscope::test;
 namespace {
 
 struct SimRun {
+    TestStack stack;
     SimResult result;
     SimData data;
     Situations truth;
@@ -22,11 +25,11 @@ struct SimRun {
 };
 
 SimRun simulate(const std::string& name, SimOptions opt) {
-    TestStack stack = TestStack::fresh(name);
+    SimRun run{TestStack::fresh(name)};
+    const TestStack& stack = run.stack;
     opt.receiptTopic = stack.receiptTopic;
     opt.callerTopic = stack.callerTopic;
     opt.truthPath = tempPath(name + "-truth.jsonl");
-    SimRun run;
     run.result = runSimulation(stack.config, opt);
     if (!run.result.ok)
         return run;
@@ -45,6 +48,21 @@ SimOptions shortRun() {
     o.servers = 2;
     o.seed = 42;
     return o;
+}
+
+// `callscope scan --json` over the run, with thresholds short enough that
+// every situation has passed them (the simulator drained before returning).
+Situations scan(const SimRun& run) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    const TempFile config("scan.toml", readFile(run.stack.writeConfig(
+                                           "[detect]\nstuck_after = \"1s\"\nreceipt_grace = "
+                                           "\"1s\"\ncaller_alert_after = \"1s\"\n")));
+    const CommandResult r =
+        runCommand(callscopeBinary() + " scan --config " + config.path + " --since 10m --json");
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find(R"({"type":"summary")"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(R"("rejectedMessages":0)"), std::string::npos) << r.out;
+    return readAnomalyLines(r.out);
 }
 
 // What each injected kind brings along in the data, by the protocol itself.
@@ -76,6 +94,10 @@ TEST_P(SimFault, InjectedSituationIsInTheDataAndTheTruthListsExactlyWhatIsThere)
                                     << describe(run.truth);
     for (const auto& [k, _] : run.found)
         EXPECT_TRUE(k == name || companionsOf(kind).count(k)) << "unexpected kind " << k;
+
+    // callscope finds every injected anomaly and nothing on a clean callId.
+    const Situations scanned = scan(run);
+    EXPECT_EQ(scanned, run.truth) << "scan:\n" << describe(scanned) << "truth:\n" << describe(run.truth);
 }
 
 TEST_P(SimFault, FaultedCallsCarryTheEvidenceTheSpecNames) {
@@ -203,6 +225,9 @@ TEST(SimClean, CleanTrafficHoldsNoSituationEvenWithCrashesAndTimeouts) {
     EXPECT_GT(failed, 0); // business failures are not anomalies
     for (const auto& [id, rec] : d.records)
         EXPECT_EQ(d.callerEvents.count(id), 1u) << id;
+
+    const Situations scanned = scan(run);
+    EXPECT_TRUE(scanned.empty()) << describe(scanned);
 }
 
 TEST(SimClean, EveryKindAtOnceStaysApartFromCleanCalls) {
@@ -216,4 +241,6 @@ TEST(SimClean, EveryKindAtOnceStaysApartFromCleanCalls) {
     EXPECT_EQ(run.found, run.truth) << "found:\n"
                                     << describe(run.found) << "truth:\n"
                                     << describe(run.truth);
+    const Situations scanned = scan(run);
+    EXPECT_EQ(scanned, run.truth) << "scan:\n" << describe(scanned) << "truth:\n" << describe(run.truth);
 }

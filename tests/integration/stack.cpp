@@ -49,6 +49,23 @@ TestStack TestStack::fresh(const std::string& name) {
     return s;
 }
 
+std::string TestStack::writeConfig(const std::string& extra) const {
+    const std::string path = tempPath("callscope.toml");
+    std::ofstream(path) << "[postgres]\ndsn = \"" << dsn << "\"\npoll_interval = \"200ms\"\n"
+                        << "[kafka]\nbrokers = \"" << brokers << "\"\nreceipt_topics = \""
+                        << receiptTopic << "\"\ncaller_topics = \"" << callerTopic << "\"\n"
+                        << extra;
+    return path;
+}
+
+void restartService(const std::string& which) {
+    const std::string script = std::string(CALLSCOPE_SOURCE_DIR) + "/scripts/stack restart-" + which;
+    if (std::system(script.c_str()) != 0)
+        throw std::runtime_error(script + " failed");
+}
+
+std::string callscopeBinary() { return CALLSCOPE_BINARY; }
+
 std::string tempPath(const std::string& name) {
     const char* dir = std::getenv("TMPDIR");
     return std::string(dir && *dir ? dir : "/tmp") + "/callscope-test-" +

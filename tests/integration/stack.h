@@ -15,6 +15,10 @@ struct TestStack {
     std::string callerTopic;
     Config config; // points at this test's database and topics
 
+    // A config file for callscope pointing at this test's database and topics,
+    // with short detection thresholds; `extra` is appended as written.
+    std::string writeConfig(const std::string& extra = {}) const;
+
     // Creates a fresh database (with the reference schema created by whoever
     // writes first) and names fresh topics. Throws when the stack is not up.
     static TestStack fresh(const std::string& name);
@@ -40,5 +44,11 @@ struct CommandResult {
 CommandResult runCommand(const std::string& commandLine);
 
 std::string readFile(const std::string& path);
+
+// scripts/stack restart-postgres / restart-kafka: an outage and a return.
+void restartService(const std::string& which);
+
+// The path of the callscope executable under test.
+std::string callscopeBinary();
 
 } // namespace callscope::test

@@ -1,0 +1,271 @@
+// callscope scan and inspect against the real stack: a renamed deployment
+// through the mapping, malformed messages, and the cold single-partition read.
+#include "connectors/kafka_client.h"
+#include "connectors/simulator.h"
+#include "models/timestamp.h"
+#include "sim_data.h"
+#include "stack.h"
+
+#include <gtest/gtest.h>
+#include <pqxx/pqxx>
+#include <simdjson.h>
+
+#include <chrono>
+#include <thread>
+
+using namespace callscope;
+using namespace callscope::test;
+
+namespace {
+
+struct Simulated {
+    TestStack stack;
+    Situations truth;
+};
+
+Simulated simulateAllKinds(const std::string& name, double rate = 0.04) {
+    Simulated s{TestStack::fresh(name)};
+    SimOptions o;
+    o.duration = Millis{3000};
+    o.rate = 40;
+    o.seed = 7;
+    for (std::size_t i = 0; i < kAnomalyKindNames.size(); ++i)
+        o.faults[static_cast<AnomalyKind>(i)] = rate;
+    o.receiptTopic = s.stack.receiptTopic;
+    o.callerTopic = s.stack.callerTopic;
+    const TempFile truth(name + "-truth.jsonl");
+    o.truthPath = truth.path;
+    const SimResult r = runSimulation(s.stack.config, o);
+    if (!r.ok)
+        throw std::runtime_error("simulation failed: " + r.error);
+    s.truth = readAnomalyLines(readFile(truth.path));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    return s;
+}
+
+const std::string kShortThresholds =
+    "[detect]\nstuck_after = \"1s\"\nreceipt_grace = \"1s\"\ncaller_alert_after = \"1s\"\n";
+
+CommandResult scanJson(const std::string& configText) {
+    const TempFile config("scan.toml", configText);
+    return runCommand(callscopeBinary() + " scan --config " + config.path + " --since 10m --json");
+}
+
+// Rebuilds a flat JSON object with renamed fields and rewritten values.
+std::string rewrite(const std::string& json,
+                    const std::map<std::string, std::string>& names,
+                    const std::map<std::string, std::string>& words,
+                    const std::set<std::string>& timesToEpoch) {
+    simdjson::dom::parser parser;
+    simdjson::dom::object obj = parser.parse(json).get_object();
+    std::string out = "{";
+    for (auto [key, value] : obj) {
+        const std::string k(key);
+        const std::string name = names.count(k) ? names.at(k) : k;
+        out += (out.size() > 1 ? "," : "") + std::string("\"") + name + "\":";
+        std::string_view text;
+        if (!value.get_string().get(text)) {
+            const std::string t(text);
+            if (timesToEpoch.count(k))
+                out += std::to_string(parseTimestamp(t).value());
+            else
+                out += "\"" + (words.count(t) ? words.at(t) : t) + "\"";
+        } else {
+            out += simdjson::to_string(value);
+        }
+    }
+    return out + "}";
+}
+
+void copyTopic(const TestStack& s, const std::string& from, const std::string& to,
+               const std::map<std::string, std::string>& names,
+               const std::map<std::string, std::string>& words,
+               const std::set<std::string>& timesToEpoch) {
+    std::string err;
+    KafkaSettings ks{s.brokers, {}, "murmur2_random"};
+    ASSERT_TRUE(ensureTopics(ks, {to}, 4, err)) << err;
+    auto producer = KafkaProducer::create(ks, err);
+    ASSERT_TRUE(producer) << err;
+    auto reader = KafkaPartitionReader::create(ks, err);
+    ASSERT_TRUE(reader && reader->assignWholeTopic(from, false, err)) << err;
+    int quiet = 0;
+    while (quiet < 3) {
+        const auto batch = reader->poll(500, 10'000);
+        quiet = batch.empty() ? quiet + 1 : 0;
+        for (const auto& m : batch)
+            ASSERT_TRUE(producer->produce(to, m.key, rewrite(m.value, names, words, timesToEpoch), err))
+                << err;
+    }
+    ASSERT_TRUE(producer->flush(30'000));
+}
+
+} // namespace
+
+TEST(Scan, ARenamedDeploymentThroughTheMappingFindsTheSameAnomalies) {
+    const Simulated sim = simulateAllKinds("renamed");
+    const TestStack& s = sim.stack;
+    {
+        // The same data as another deployment names it: schema-qualified
+        // tables, other columns, other status words, an epoch-ms column and a
+        // timestamp-without-time-zone column.
+        pqxx::connection c(s.dsn);
+        pqxx::work w(c);
+        w.exec(R"(
+CREATE SCHEMA idem;
+CREATE TABLE idem.records AS SELECT
+  call_id AS cid, request_digest AS req_hash,
+  CASE status WHEN 'PROCESSING' THEN 'RUNNING' WHEN 'SUCCESS' THEN 'OK' ELSE 'KO' END AS state,
+  first_source AS origin, lock_version AS lockv,
+  (extract(epoch from created_at) * 1000)::bigint AS created_ms,
+  (updated_at AT TIME ZONE 'UTC') AS updated_utc,
+  expire_at AS valid_until
+  FROM idempotent_record;
+CREATE TABLE idem.attempts AS SELECT
+  id AS attempt_no, call_id AS cid, request_digest AS req_hash, source_instance AS caller,
+  trace_id AS trace,
+  CASE outcome WHEN 'EXECUTED' THEN 'RAN' WHEN 'IN_PROGRESS' THEN 'BUSY' WHEN 'REPLAYED' THEN 'CACHED'
+               WHEN 'DIGEST_CONFLICT' THEN 'MISMATCH' ELSE 'TAKEN_OVER' END AS result,
+  (extract(epoch from arrived_at) * 1000)::bigint AS received_ms,
+  finished_at AS done
+  FROM idempotent_attempt;
+)");
+        w.commit();
+    }
+    const std::string suffix = s.receiptTopic.substr(s.receiptTopic.find('.') + 1);
+    copyTopic(s, s.receiptTopic, "rcpt." + suffix,
+              {{"callId", "id"}, {"status", "outcome"}, {"version", "seq"}, {"finishedAt", "ts"},
+               {"requestDigest", "hash"}, {"sourceInstance", "server"}},
+              {{"SUCCESS", "DONE"}, {"FAILED", "ERROR"}, {"PROCESSING", "PENDING"}}, {"finishedAt"});
+    copyTopic(s, s.callerTopic, "callers." + suffix,
+              {{"callId", "call"}, {"state", "phase"}, {"at", "time"}, {"instance", "node"},
+               {"bizNo", "order"}, {"requestDigest", "hash"}},
+              {{"INITIATED", "new"}, {"AWAITING_RESPONSE", "sent"}, {"TIMEOUT_UNKNOWN", "timeout"},
+               {"AWAITING_RECEIPT", "waiting"}, {"CONFIRMED_SUCCESS", "ok"},
+               {"CONFIRMED_FAILED", "failed"}, {"ESCALATED", "escalated"}},
+              {"at"});
+    const std::string config =
+        "[postgres]\ndsn = \"" + s.dsn + "\"\n"
+        "[postgres.record]\ntable = \"idem.records\"\ncall_id = \"cid\"\n"
+        "request_digest = \"req_hash\"\nstatus = \"state\"\nresult_snapshot = \"\"\n"
+        "first_source = \"origin\"\nlock_version = \"lockv\"\ncreated_at = \"created_ms\"\n"
+        "updated_at = \"updated_utc\"\nexpire_at = \"valid_until\"\n"
+        "[postgres.record.status_values]\nPROCESSING = [\"RUNNING\"]\nSUCCESS = [\"OK\"]\n"
+        "FAILED = [\"KO\"]\n"
+        "[postgres.attempt]\ntable = \"idem.attempts\"\nid = \"attempt_no\"\ncall_id = \"cid\"\n"
+        "request_digest = \"req_hash\"\nsource_instance = \"caller\"\ntrace_id = \"trace\"\n"
+        "outcome = \"result\"\narrived_at = \"received_ms\"\nfinished_at = \"done\"\n"
+        "[postgres.attempt.outcome_values]\nEXECUTED = [\"RAN\"]\nIN_PROGRESS = [\"BUSY\"]\n"
+        "REPLAYED = [\"CACHED\"]\nDIGEST_CONFLICT = [\"MISMATCH\"]\nREOCCUPIED = [\"TAKEN_OVER\"]\n"
+        "[kafka]\nbrokers = \"" + s.brokers + "\"\nreceipt_topics = \"^rcpt\\\\." + suffix +
+        "$\"\ncaller_topics = \"callers." + suffix + "\"\n"
+        "[kafka.receipt]\ncall_id = \"id\"\nstatus = \"outcome\"\nversion = \"seq\"\n"
+        "finished_at = \"ts\"\nrequest_digest = \"hash\"\nsource_instance = \"server\"\n"
+        "[kafka.receipt.status_values]\nSUCCESS = [\"DONE\"]\nFAILED = [\"ERROR\"]\n"
+        "PROCESSING = [\"PENDING\"]\n"
+        "[kafka.caller_event]\ncall_id = \"call\"\nstate = \"phase\"\nat = \"time\"\n"
+        "instance = \"node\"\nbiz_no = \"order\"\nrequest_digest = \"hash\"\n"
+        "[kafka.caller_event.state_values]\nINITIATED = [\"new\"]\nAWAITING_RESPONSE = [\"sent\"]\n"
+        "TIMEOUT_UNKNOWN = [\"timeout\"]\nAWAITING_RECEIPT = [\"waiting\"]\n"
+        "CONFIRMED_SUCCESS = [\"ok\"]\nCONFIRMED_FAILED = [\"failed\"]\nESCALATED = [\"escalated\"]\n" +
+        kShortThresholds;
+    const CommandResult r = scanJson(config);
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    EXPECT_NE(r.out.find(R"("rejectedMessages":0)"), std::string::npos) << r.out.substr(r.out.rfind('\n', r.out.size() - 2));
+    const Situations found = readAnomalyLines(r.out);
+    EXPECT_EQ(found, sim.truth) << "scan:\n" << describe(found) << "truth:\n" << describe(sim.truth);
+}
+
+TEST(Scan, AMappedColumnThatDoesNotExistIsAConfigError) {
+    const TestStack s = TestStack::fresh("badmap");
+    {
+        pqxx::connection c(s.dsn);
+        pqxx::work w(c);
+        w.exec("CREATE TABLE idempotent_record (call_id text, request_digest text, status text, "
+               "first_source text, lock_version int, created_at timestamptz, "
+               "updated_at timestamptz, expire_at timestamptz)");
+        w.commit();
+    }
+    const CommandResult r = scanJson(
+        "[postgres]\ndsn = \"" + s.dsn + "\"\n[postgres.record]\nstatus = \"state\"\n"
+        "[postgres.attempt]\nenabled = false\n[kafka]\nbrokers = \"" + s.brokers + "\"\n");
+    EXPECT_EQ(r.exitCode, 2);
+    EXPECT_NE(r.err.find("postgres.record.status: column \"state\" not found"), std::string::npos)
+        << r.err;
+}
+
+TEST(Scan, MalformedMessagesAreCountedPerReasonAndSkipped) {
+    const Simulated sim = simulateAllKinds("malformed", 0.05);
+    const TestStack& s = sim.stack;
+    std::string err;
+    auto producer = KafkaProducer::create(
+        {s.brokers, {{"message.max.bytes", "4000000"}}, "murmur2_random"}, err);
+    ASSERT_TRUE(producer) << err;
+    const std::vector<std::string> bad = {
+        "this is not json", R"({"status":"SUCCESS","version":1})",
+        "{\"callId\":\"c\xff\",\"status\":\"SUCCESS\",\"version\":1}",
+        R"({"callId":"c","status":"DONE","version":1})", R"({"callId":"c","status":"SUCCESS","version":"one"})",
+        R"({"callId":"c","status":"SUCCESS","version":1,"pad":")" + std::string(1 << 20, 'x') + "\"}"};
+    for (const auto& m : bad)
+        ASSERT_TRUE(producer->produce(s.receiptTopic, "bad-key", m, err)) << err;
+    ASSERT_TRUE(producer->flush(30'000));
+    const CommandResult r = scanJson(readFile(s.writeConfig(kShortThresholds)));
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    for (const char* reason : {R"("not JSON":1)", R"("missing callId":1)", R"("invalid UTF-8":1)",
+                               R"("unknown status":1)", R"("wrong type: version":1)", R"("oversized":1)"})
+        EXPECT_NE(r.out.find(reason), std::string::npos) << reason;
+    EXPECT_NE(r.out.find(R"("rejectedMessages":6)"), std::string::npos);
+    EXPECT_NE(r.err.find("rejected and skipped"), std::string::npos) << r.err;
+    EXPECT_EQ(readAnomalyLines(r.out), sim.truth); // consumption went on
+}
+
+TEST(Inspect, AColdCallIsReadByKeyAndFromOnePartitionPerTopic) {
+    const Simulated sim = simulateAllKinds("inspect", 0.06);
+    const TestStack& s = sim.stack;
+    ASSERT_TRUE(sim.truth.count("key_rotation"));
+    const std::string pair = *sim.truth.at("key_rotation").begin();
+    const std::string first = pair.substr(0, pair.find(','));
+    const std::string second = pair.substr(pair.find(',') + 1);
+
+    // Producers used the Java client's murmur2: every message is where
+    // partitionForKey says, which is what the cold read relies on.
+    const SimData data = loadSimData(s.dsn, s.brokers, s.receiptTopic, s.callerTopic);
+    for (const auto& [id, receipts] : data.receipts)
+        for (const auto& r : receipts)
+            ASSERT_EQ(r.partition, partitionForKey(id, 4, "murmur2_random")) << id;
+
+    const TempFile config("inspect.toml", readFile(s.writeConfig(kShortThresholds)));
+    const CommandResult r =
+        runCommand(callscopeBinary() + " inspect " + second + " --config " + config.path + " --json");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    simdjson::dom::parser parser;
+    const simdjson::dom::element doc = parser.parse(r.out);
+    EXPECT_EQ(std::string_view(doc["timeline"]["callId"].get_string()), second);
+    EXPECT_EQ(std::string_view(doc["timeline"]["record"]["status"].get_string()), "SUCCESS");
+    std::set<std::string> lanes;
+    for (auto e : doc["timeline"]["events"].get_array())
+        lanes.insert(std::string(std::string_view(e["lane"].get_string())));
+    EXPECT_EQ(lanes, (std::set<std::string>{"attempt", "caller", "receipt", "server"}));
+    const std::string verdict(std::string_view(doc["diagnosis"]["verdict"].get_string()));
+    EXPECT_NE(verdict.find("Key rotated"), std::string::npos) << verdict;
+    std::vector<std::string> siblings;
+    for (auto v : doc["diagnosis"]["siblingCallIds"].get_array())
+        siblings.emplace_back(std::string_view(v.get_string()));
+    EXPECT_EQ(siblings, std::vector<std::string>{first});
+    // Only the key's partition of each topic was read, not the topics.
+    EXPECT_EQ(std::int64_t(doc["coldRead"]["topics"].get_int64()), 2);
+    const std::int64_t scanned = doc["coldRead"]["messagesScanned"].get_int64();
+    EXPECT_GT(scanned, 0);
+    EXPECT_LT(scanned, static_cast<std::int64_t>(data.receiptCount + data.callerEventCount) / 2);
+    EXPECT_GT(std::int64_t(doc["coldRead"]["messagesMatched"].get_int64()), 3);
+
+    const CommandResult text =
+        runCommand(callscopeBinary() + " inspect " + second + " --config " + config.path);
+    ASSERT_EQ(text.exitCode, 0) << text.err;
+    EXPECT_NE(text.out.find("verdict: Key rotated"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("sibling callIds: " + first), std::string::npos) << text.out;
+
+    const CommandResult unknown = runCommand(callscopeBinary() + " inspect cid-never-seen --config " +
+                                             config.path);
+    EXPECT_EQ(unknown.exitCode, 1);
+    EXPECT_NE(unknown.err.find("nothing is known of callId cid-never-seen"), std::string::npos);
+}
