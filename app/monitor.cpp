@@ -189,7 +189,7 @@ std::size_t Monitor::applyRetention(EpochMillis now) {
         const bool callerDone =
             c.caller == 0 || isTerminal(static_cast<CallerState>(c.caller - 1)) ||
             static_cast<CallerState>(c.caller - 1) == CallerState::Escalated;
-        return recordDone && callerDone && m_store.lastEventAt(c) < now - keepMs;
+        return recordDone && callerDone && m_store.lastEventAt(i) < now - keepMs;
     };
     std::size_t evict = 0;
     for (std::uint32_t i = 0; i < m_store.size(); ++i)
@@ -205,7 +205,7 @@ std::size_t Monitor::applyRetention(EpochMillis now) {
             const CallState& c = m_store.call(i);
             if (!healthyFinished(i) && !m_engine.holds(m_store.callId(i)) && c.hasRecord() &&
                 isTerminal(c.recordStatus()))
-                byAge.emplace_back(m_store.lastEventAt(c), i);
+                byAge.emplace_back(m_store.lastEventAt(i), i);
         }
         std::sort(byAge.begin(), byAge.end());
         for (std::size_t k = 0; k < byAge.size() && m_store.size() - evict - extra.size() > max; ++k)

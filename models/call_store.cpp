@@ -18,7 +18,7 @@ void CallStore::reserve(std::size_t calls) {
 std::int32_t CallStore::toDt(const CallState& c, EpochMillis t) {
     if (t == kNoTime)
         return kNoDt;
-    const EpochMillis d = t - c.base;
+    const EpochMillis d = t - c.base();
     return static_cast<std::int32_t>(std::clamp<EpochMillis>(d, INT32_MIN + 1, INT32_MAX));
 }
 
@@ -31,7 +31,8 @@ std::uint32_t CallStore::callFor(std::string_view callId, EpochMillis t) {
     const std::uint32_t id = m_callIds.intern(callId);
     if (id > m_calls.size()) {
         CallState c;
-        c.base = t == kNoTime ? nowMillis() : t;
+        const EpochMillis first = t == kNoTime ? nowMillis() : t;
+        c.baseSec = static_cast<std::uint32_t>(std::clamp<EpochMillis>(first / 1000, 0, UINT32_MAX));
         m_calls.push_back(std::move(c));
     }
     return id - 1;
@@ -75,8 +76,10 @@ void CallStore::setBizNo(std::uint32_t call, std::uint32_t b) {
 std::uint8_t CallStore::digestSlot(std::uint32_t call, std::string_view digest) {
     if (digest.empty())
         return 0;
-    const std::uint32_t d = m_digests.intern(digest);
     CallState& c = m_calls[call];
+    if (c.digest != 0 && m_digests.equals(c.digest, digest))
+        return 1; // the common case: no hash lookup
+    const std::uint32_t d = m_digests.intern(digest);
     if (c.digest == 0)
         setOwnDigest(call, d);
     if (c.digest == d)
@@ -85,7 +88,7 @@ std::uint8_t CallStore::digestSlot(std::uint32_t call, std::string_view digest) 
     for (std::size_t k = 0; k < extra.size(); ++k)
         if (extra[k] == d)
             return static_cast<std::uint8_t>(k + 2);
-    if (extra.size() >= 250)
+    if (extra.size() >= 30)
         return 0; // absurd: keep the call's events, drop the digest
     extra.push_back(d);
     return static_cast<std::uint8_t>(extra.size() + 1);
@@ -129,11 +132,73 @@ const std::vector<std::uint32_t>& CallStore::callsWithBizNo(std::uint32_t b) con
     return m_scratch;
 }
 
-void CallStore::markAnomalous(std::uint32_t i, bool on) {
-    if (on)
-        m_calls[i].flags |= Anomalous;
-    else
-        m_calls[i].flags &= static_cast<std::uint8_t>(~Anomalous);
+std::uint32_t EventPool::allocate(std::uint8_t k) {
+    if (!m_free[k].empty()) {
+        const std::uint32_t h = m_free[k].back();
+        m_free[k].pop_back();
+        return h;
+    }
+    const std::uint32_t size = 1u << k;
+    if (m_used + size > (1u << kChunkBits)) {
+        // Hand the rest of the full chunk to the free lists, then open another.
+        if (!m_chunks.empty()) {
+            std::uint32_t at = m_used;
+            for (int c = kChunkBits; c >= 0; --c)
+                while ((1u << kChunkBits) - at >= (1u << c)) {
+                    m_free[c].push_back(static_cast<std::uint32_t>((m_chunks.size() - 1) << kChunkBits) + at);
+                    at += 1u << c;
+                }
+        }
+        m_chunks.push_back(std::make_unique<CallEvent[]>(1u << kChunkBits));
+        m_used = 0;
+    }
+    const std::uint32_t h = static_cast<std::uint32_t>((m_chunks.size() - 1) << kChunkBits) + m_used;
+    m_used += size;
+    return h;
+}
+
+void EventPool::release(std::uint32_t handle, std::uint8_t k) { m_free[k].push_back(handle); }
+
+std::size_t EventPool::memoryBytes() const {
+    std::size_t n = m_chunks.size() * (sizeof(CallEvent) << kChunkBits);
+    for (const auto& f : m_free)
+        n += f.capacity() * 4;
+    return n;
+}
+
+void CallStore::append(std::uint32_t call, const CallEvent& e) {
+    CallState& c = m_calls[call];
+    if (c.eventCount == UINT16_MAX) {
+        m_counters.droppedEvents++;
+        return;
+    }
+    const std::uint32_t capacity = c.eventClass == EventPool::kNone ? 0 : 1u << c.eventClass;
+    if (c.eventCount == capacity) {
+        const std::uint8_t k = c.eventClass == EventPool::kNone ? 0 : c.eventClass + 1;
+        const std::uint32_t h = m_pool.allocate(k);
+        if (c.eventCount)
+            std::copy_n(m_pool.at(c.eventsAt), c.eventCount, m_pool.at(h));
+        if (c.eventClass != EventPool::kNone)
+            m_pool.release(c.eventsAt, c.eventClass);
+        c.eventsAt = h;
+        c.eventClass = k;
+    }
+    m_pool.at(c.eventsAt)[c.eventCount++] = e;
+}
+
+std::uint32_t CallStore::instanceId(std::string_view name) {
+    return std::min(m_instances.intern(name), kMaxInstanceId);
+}
+
+EpochMillis CallStore::lastEventAt(std::uint32_t i) const {
+    const CallState& c = m_calls[i];
+    std::int32_t last = 0;
+    for (const CallEvent& e : events(i)) {
+        last = std::max(last, e.dt);
+        if (e.type == EventType::Attempt && e.aux != kNoDt)
+            last = std::max(last, e.aux);
+    }
+    return c.base() + last;
 }
 
 std::uint32_t CallStore::add(const RecordObservation& o) {
@@ -151,8 +216,7 @@ std::uint32_t CallStore::add(const RecordObservation& o) {
             return i;
         }
         if (created != kNoDt && c.created != kNoDt && created > c.created) {
-            c.previousCreated = c.created; // the record was purged and made again
-            c.flags |= RecordRecreated;
+            c.flags |= RecordRecreated; // the record was purged and made again
         } else if (updated != kNoDt && c.updated != kNoDt && updated < c.updated &&
                    created == c.created) {
             m_counters.unchangedRows++; // an older state read late: nothing new
@@ -166,39 +230,36 @@ std::uint32_t CallStore::add(const RecordObservation& o) {
     cs.expireSec = o.expireAt == kNoTime
                        ? kNoDt
                        : static_cast<std::int32_t>(std::clamp<EpochMillis>(
-                             (o.expireAt - cs.base) / 1000, INT32_MIN + 1, INT32_MAX));
+                             (o.expireAt - cs.base()) / 1000, INT32_MIN + 1, INT32_MAX));
     cs.lockVersion = lock;
     cs.record = status;
     cs.flags |= HasRecord;
-    cs.firstSource = m_instances.intern(o.firstSource);
-    cs.events.push_back(CallEvent{updated, EventType::Record, static_cast<std::uint8_t>(o.status),
-                                  slot, 0, cs.firstSource, lock});
-    touch(cs, updated);
+    cs.firstSource = instanceId(o.firstSource);
+    append(i, makeEvent(updated, EventType::Record, static_cast<std::uint8_t>(o.status), slot, 0,
+                        cs.firstSource, lock));
     return i;
 }
 
 std::uint32_t CallStore::add(const AttemptObservation& o) {
     const std::uint32_t i = callFor(o.callId, o.arrivedAt);
     const std::uint8_t slot = digestSlot(i, o.digest);
-    const std::uint32_t inst = m_instances.intern(o.sourceInstance);
+    const std::uint32_t inst = instanceId(o.sourceInstance);
     CallState& c = m_calls[i];
     const std::int32_t arrived = toDt(c, o.arrivedAt), finished = toDt(c, o.finishedAt);
     const auto code = static_cast<std::uint8_t>(o.outcome);
     m_counters.attempts++;
-    for (auto it = c.events.rbegin(); it != c.events.rend(); ++it) {
+    const auto ev = mutableEvents(i);
+    for (auto it = ev.rbegin(); it != ev.rend(); ++it) {
         if (it->type == EventType::Attempt && it->dt == arrived && it->instance == inst &&
             it->code == code && it->digestSlot == slot) {
             if (it->aux == kNoDt && finished != kNoDt)
                 it->aux = finished; // the attempt finished since we read it
             else
                 m_counters.unchangedRows++;
-            touch(c, finished);
             return i;
         }
     }
-    c.events.push_back(CallEvent{arrived, EventType::Attempt, code, slot, 0, inst, finished});
-    touch(c, arrived);
-    touch(c, finished);
+    append(i, makeEvent(arrived, EventType::Attempt, code, slot, 0, inst, finished));
     return i;
 }
 
@@ -206,13 +267,13 @@ std::uint32_t CallStore::add(const ReceiptObservation& o) {
     const EpochMillis t = o.origin.kafkaTimestamp != kNoTime ? o.origin.kafkaTimestamp : o.finishedAt;
     const std::uint32_t i = callFor(o.callId, t);
     const std::uint8_t slot = digestSlot(i, o.digest);
-    const std::uint32_t inst = m_instances.intern(o.sourceInstance);
+    const std::uint32_t inst = instanceId(o.sourceInstance);
     CallState& c = m_calls[i];
     const auto version = static_cast<std::int32_t>(std::clamp<std::int64_t>(o.version, INT32_MIN, INT32_MAX));
     const auto code = static_cast<std::uint8_t>(o.status);
     std::uint8_t flags = 0;
     std::int32_t highest = INT32_MIN;
-    for (const CallEvent& e : c.events) {
+    for (const CallEvent& e : events(i)) {
         if (e.type != EventType::Receipt)
             continue;
         if (e.aux == version && e.code == code)
@@ -224,30 +285,28 @@ std::uint32_t CallStore::add(const ReceiptObservation& o) {
     m_counters.receipts++;
     m_counters.duplicateReceipts += (flags & DuplicateReceipt) != 0;
     m_counters.outOfOrderReceipts += (flags & OutOfOrderReceipt) != 0;
-    const std::int32_t dt = toDt(c, t);
-    c.events.push_back(CallEvent{dt, EventType::Receipt, code, slot, flags, inst, version});
-    touch(c, dt);
+    append(i, makeEvent(toDt(c, t), EventType::Receipt, code, slot, flags, inst, version));
     return i;
 }
 
 std::uint32_t CallStore::add(const CallerObservation& o) {
     const std::uint32_t i = callFor(o.callId, o.at);
     const std::uint8_t slot = digestSlot(i, o.digest);
-    const std::uint32_t inst = m_instances.intern(o.instance);
-    setBizNo(i, m_bizNos.intern(o.bizNo));
+    const std::uint32_t inst = instanceId(o.instance);
+    if (m_calls[i].bizNo == 0 || m_bizNos.text(m_calls[i].bizNo) != o.bizNo)
+        setBizNo(i, m_bizNos.intern(o.bizNo));
     CallState& c = m_calls[i];
     const std::int32_t at = toDt(c, o.at);
     const auto code = static_cast<std::uint8_t>(o.state);
     m_counters.callerEvents++;
-    for (const CallEvent& e : c.events)
+    for (const CallEvent& e : events(i))
         if (e.type == EventType::Caller && e.dt == at && e.code == code && e.instance == inst &&
             e.aux == o.attempt) {
             m_counters.unchangedRows++; // delivered twice
             return i;
         }
-    c.events.push_back(CallEvent{at, EventType::Caller, code, slot, 0, inst, o.attempt});
-    c.caller = static_cast<std::uint8_t>(1 + code);
-    touch(c, at);
+    append(i, makeEvent(at, EventType::Caller, code, slot, 0, inst, o.attempt));
+    m_calls[i].caller = static_cast<std::uint8_t>(1 + code);
     return i;
 }
 
@@ -271,11 +330,8 @@ std::size_t CallStore::memoryBytes() const {
     constexpr std::size_t kMallocOverhead = 16;
     std::size_t n = m_callIds.memoryBytes() + m_instances.memoryBytes() +
                     m_bizNos.memoryBytes() + m_digests.memoryBytes() +
-                    m_calls.capacity() * sizeof(CallState) +
+                    m_calls.capacity() * sizeof(CallState) + m_pool.memoryBytes() +
                     (m_digestOwner.capacity() + m_bizNoOwner.capacity()) * 4;
-    for (const CallState& c : m_calls)
-        if (c.events.capacity())
-            n += c.events.capacity() * sizeof(CallEvent) + kMallocOverhead;
     const auto mapBytes = [&](const auto& m) {
         std::size_t s = m.bucket_count() * sizeof(void*);
         for (const auto& [k, v] : m)
@@ -300,15 +356,19 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
         if (!keep(i))
             continue;
         const CallState& old = m_calls[i];
-        const std::uint32_t j = next.callFor(callId(i), old.base);
+        const std::uint32_t j = next.callFor(callId(i), old.base());
         map[i] = j;
         CallState& c = next.m_calls[j];
         c = old;
         c.digest = 0;
         c.bizNo = 0;
         c.firstSource = inst(old.firstSource);
-        for (CallEvent& e : c.events)
-            e.instance = inst(e.instance);
+        c.eventCount = 0;
+        c.eventClass = EventPool::kNone;
+        for (CallEvent e : events(i)) {
+            e.instance = std::min(inst(e.instance), kMaxInstanceId);
+            next.append(j, e);
+        }
         if (old.digest)
             next.setOwnDigest(j, next.m_digests.intern(digest(old.digest)));
         if (const auto it = m_extraDigests.find(i); it != m_extraDigests.end())

@@ -8,6 +8,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -17,18 +19,34 @@ namespace callscope {
 enum class EventType : std::uint8_t { Record, Attempt, Receipt, Caller };
 
 inline constexpr std::int32_t kNoDt = INT32_MIN;
+inline constexpr std::uint32_t kMaxInstanceId = (1u << 20) - 1; // later instances share it
 
+// 12 bytes: one observation on a call's timeline.
 struct CallEvent {
-    std::int32_t dt;         // ms since the call's base time
-    EventType type;
-    std::uint8_t code;       // RecordStatus / AttemptOutcome / receipt RecordStatus / CallerState
-    std::uint8_t digestSlot; // 0 none, 1 the call's digest, 2.. its extra digests
-    std::uint8_t flags;      // see EventFlag
-    std::uint32_t instance;  // record: first_source; attempt/caller: source; receipt: server
-    std::int32_t aux;        // record: lock_version; attempt: finished dt (kNoDt = open);
-                             // receipt: version; caller: attempt number
+    std::int32_t dt;  // ms since the call's base time
+    std::int32_t aux; // record: lock_version; attempt: finished dt (kNoDt = open);
+                      // receipt: version; caller: attempt number
+    std::uint32_t instance : 20; // record: first_source; attempt/caller: source; receipt: server
+    std::uint32_t digestSlot : 5; // 0 none, 1 the call's digest, 2.. its extra digests
+    std::uint32_t flags : 2;      // see EventFlag
+    std::uint32_t code : 3;       // RecordStatus / AttemptOutcome / receipt status / CallerState
+    EventType type : 2;
 };
-static_assert(sizeof(CallEvent) == 16);
+static_assert(sizeof(CallEvent) == 12);
+
+inline CallEvent makeEvent(std::int32_t dt, EventType type, std::uint8_t code,
+                           std::uint8_t digestSlot, std::uint8_t flags, std::uint32_t instance,
+                           std::int32_t aux) {
+    CallEvent e{};
+    e.dt = dt;
+    e.aux = aux;
+    e.instance = instance;
+    e.digestSlot = digestSlot;
+    e.flags = flags;
+    e.code = code;
+    e.type = type;
+    return e;
+}
 
 enum EventFlag : std::uint8_t {
     DuplicateReceipt = 1,  // same version and status delivered again
@@ -38,24 +56,45 @@ enum EventFlag : std::uint8_t {
 enum CallFlag : std::uint8_t {
     HasRecord = 1,
     RecordRecreated = 2, // a later created_at than the one seen before
-    Anomalous = 4,       // held by an anomaly: not evicted
+};
+
+// Events live in pooled blocks of 2^k, so a call costs no allocation of its own.
+class EventPool {
+public:
+    static constexpr std::uint8_t kNone = 255;
+    static constexpr int kChunkBits = 16; // 65,536 events a chunk
+    std::uint32_t allocate(std::uint8_t sizeClass);
+    void release(std::uint32_t handle, std::uint8_t sizeClass);
+    CallEvent* at(std::uint32_t handle) {
+        return m_chunks[handle >> kChunkBits].get() + (handle & ((1u << kChunkBits) - 1));
+    }
+    const CallEvent* at(std::uint32_t handle) const {
+        return m_chunks[handle >> kChunkBits].get() + (handle & ((1u << kChunkBits) - 1));
+    }
+    std::size_t memoryBytes() const;
+
+private:
+    std::vector<std::unique_ptr<CallEvent[]>> m_chunks;
+    std::uint32_t m_used = 1u << kChunkBits; // in the last chunk
+    std::vector<std::uint32_t> m_free[kChunkBits + 1];
 };
 
 struct CallState {
-    EpochMillis base = 0;        // time of the call's first event
-    std::uint32_t digest = 0;    // the call's own digest (the record's, else the first seen)
+    std::uint32_t baseSec = 0;   // the call's first event, whole seconds since the epoch
+    EpochMillis base() const { return std::int64_t(baseSec) * 1000; } // times are relative to it
+    std::uint32_t digest = 0;    // the call's own digest (the first seen)
     std::uint32_t bizNo = 0;
     std::uint32_t firstSource = 0;
     std::int32_t created = kNoDt; // record created_at, dt
     std::int32_t updated = kNoDt; // record updated_at, dt
-    std::int32_t previousCreated = kNoDt; // created_at of an earlier incarnation
-    std::int32_t expireSec = kNoDt;       // record expire_at, seconds since base
-    std::int32_t lastDt = 0;              // latest event, for retention
-    std::uint16_t lockVersion = 0;
+    std::int32_t expireSec = kNoDt; // record expire_at, seconds since base
+    std::uint32_t eventsAt = 0;     // EventPool handle
+    std::uint16_t eventCount = 0;
+    std::uint8_t eventClass = EventPool::kNone;
     std::uint8_t record = 0; // 0 none, else 1 + RecordStatus
     std::uint8_t caller = 0; // 0 none, else 1 + CallerState (latest by arrival)
     std::uint8_t flags = 0;
-    std::vector<CallEvent> events; // in arrival order
+    std::uint16_t lockVersion = 0;
 
     bool hasRecord() const { return flags & HasRecord; }
     RecordStatus recordStatus() const { return static_cast<RecordStatus>(record - 1); }
@@ -64,6 +103,7 @@ struct CallState {
 struct StoreCounters {
     std::int64_t records = 0, attempts = 0, receipts = 0, callerEvents = 0;
     std::int64_t duplicateReceipts = 0, outOfOrderReceipts = 0, unchangedRows = 0;
+    std::int64_t droppedEvents = 0; // beyond 65,535 events on one call
 };
 
 class CallStore {
@@ -82,7 +122,13 @@ public:
     std::uint32_t find(std::string_view callId) const;
     std::size_t size() const { return m_calls.size(); }
     const CallState& call(std::uint32_t i) const { return m_calls[i]; }
-    void markAnomalous(std::uint32_t i, bool on);
+    // A call's events in arrival order.
+    std::span<const CallEvent> events(std::uint32_t i) const {
+        const CallState& c = m_calls[i];
+        if (c.eventCount == 0)
+            return {};
+        return {m_pool.at(c.eventsAt), c.eventCount};
+    }
 
     std::string callId(std::uint32_t i) const { return m_callIds.text(i + 1); }
     std::string instance(std::uint32_t id) const { return m_instances.text(id); }
@@ -97,12 +143,12 @@ public:
     const std::vector<std::uint32_t>& callsWithBizNo(std::uint32_t bizNoId) const;
 
     EpochMillis timeOf(const CallState& c, std::int32_t dt) const {
-        return dt == kNoDt ? kNoTime : c.base + dt;
+        return dt == kNoDt ? kNoTime : c.base() + dt;
     }
     EpochMillis expireAt(const CallState& c) const {
-        return c.expireSec == kNoDt ? kNoTime : c.base + std::int64_t(c.expireSec) * 1000;
+        return c.expireSec == kNoDt ? kNoTime : c.base() + std::int64_t(c.expireSec) * 1000;
     }
-    EpochMillis lastEventAt(const CallState& c) const { return c.base + c.lastDt; }
+    EpochMillis lastEventAt(std::uint32_t i) const;
 
     const StoreCounters& counters() const { return m_counters; }
     // Heap bytes held, for the memory benchmark.
@@ -120,16 +166,21 @@ private:
     void setOwnDigest(std::uint32_t call, std::uint32_t digestId);
     void setBizNo(std::uint32_t call, std::uint32_t bizNoId);
     static std::int32_t toDt(const CallState& c, EpochMillis t);
-    void touch(CallState& c, std::int32_t dt) {
-        if (dt != kNoDt && dt > c.lastDt)
-            c.lastDt = dt;
+    void append(std::uint32_t call, const CallEvent& e);
+    std::span<CallEvent> mutableEvents(std::uint32_t i) {
+        CallState& c = m_calls[i];
+        if (c.eventCount == 0)
+            return {};
+        return {m_pool.at(c.eventsAt), c.eventCount};
     }
+    std::uint32_t instanceId(std::string_view name);
 
     Interner m_callIds; // id = call index + 1
     Interner m_instances;
     Interner m_bizNos;
     Interner m_digests{true};
     std::vector<CallState> m_calls;
+    EventPool m_pool;
     // Rare: a call's digests beyond its own (digest conflicts).
     std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> m_extraDigests;
     // Calls by their own digest / bizNo: one owner inline, more in a side map.

@@ -12,6 +12,14 @@ bool executes(const CallEvent& e) {
             e.code == static_cast<std::uint8_t>(AttemptOutcome::Reoccupied));
 }
 
+// The time of a call's earliest event.
+EpochMillis firstAt(const CallStore& s, std::uint32_t i) {
+    std::int32_t first = INT32_MAX;
+    for (const CallEvent& e : s.events(i))
+        first = std::min(first, e.dt);
+    return s.timeOf(s.call(i), first == INT32_MAX ? 0 : first);
+}
+
 bool isCallerTerminal(std::uint8_t code) {
     return isTerminal(static_cast<CallerState>(code));
 }
@@ -135,7 +143,7 @@ void DetectionEngine::tick(const CallStore& s, EpochMillis now) {
 void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis now) {
     const CallState& c = s.call(i);
     const std::string callId = s.callId(i);
-    const auto& ev = c.events;
+    const auto ev = s.events(i);
     std::optional<EpochMillis> nextDeadline;
     const auto wakeAt = [&](EpochMillis t) {
         if (!nextDeadline || t < *nextDeadline)
@@ -554,7 +562,7 @@ std::vector<std::uint32_t> DetectionEngine::siblings(const CallStore& s, std::ui
     const std::int64_t window = m_t.keyRotationWindow.count();
     std::vector<std::uint32_t> out;
     for (const std::uint32_t m : members)
-        if (std::llabs(s.call(m).base - c.base) <= window)
+        if (std::llabs(firstAt(s, m) - firstAt(s, i)) <= window)
             out.push_back(m);
     return out.size() >= 2 ? out : std::vector<std::uint32_t>{};
 }
@@ -567,8 +575,8 @@ void DetectionEngine::judgeKeyRotation(const CallStore& s, std::uint32_t i, Epoc
     // The group is named after its earliest callId, whichever member is judged.
     std::uint32_t earliest = members.front();
     for (const std::uint32_t m : members)
-        if (s.call(m).base < s.call(earliest).base ||
-            (s.call(m).base == s.call(earliest).base && s.callId(m) < s.callId(earliest)))
+        if (firstAt(s, m) < firstAt(s, earliest) ||
+            (firstAt(s, m) == firstAt(s, earliest) && s.callId(m) < s.callId(earliest)))
             earliest = m;
     Finding f;
     f.kind = AnomalyKind::KeyRotation;
@@ -579,7 +587,7 @@ void DetectionEngine::judgeKeyRotation(const CallStore& s, std::uint32_t i, Epoc
         f.callIds.push_back(s.callId(m));
         bool ran = c.hasRecord();
         const CallEvent* first = nullptr;
-        for (const CallEvent& e : c.events) {
+        for (const CallEvent& e : s.events(m)) {
             ran |= executes(e);
             if (!first || e.dt < first->dt)
                 first = &e;

@@ -18,7 +18,7 @@ Diagnosis diagnose(const CallStore& s, const DetectionEngine& engine, std::uint3
     const std::string callId = s.callId(i);
     const auto anomalies = engine.anomaliesOf(callId);
     int reoccupied = 0;
-    for (const CallEvent& e : c.events) {
+    for (const CallEvent& e : s.events(i)) {
         if (e.type != EventType::Attempt)
             continue;
         const auto o = static_cast<AttemptOutcome>(e.code);

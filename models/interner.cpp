@@ -1,5 +1,6 @@
 #include "models/interner.h"
 
+#include <array>
 #include <cstring>
 
 namespace callscope {
@@ -18,36 +19,54 @@ std::uint64_t hashBytes(std::string_view s) {
     return h;
 }
 
-int hexValue(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1; // upper case stays unpacked so it prints back as written
-}
+// Lower-case hex digit -> value, else -1 (upper case stays unpacked so it
+// prints back as written).
+constexpr std::array<std::int8_t, 256> kHexValue = [] {
+    std::array<std::int8_t, 256> t{};
+    for (auto& v : t)
+        v = -1;
+    for (int c = '0'; c <= '9'; ++c)
+        t[c] = static_cast<std::int8_t>(c - '0');
+    for (int c = 'a'; c <= 'f'; ++c)
+        t[c] = static_cast<std::int8_t>(c - 'a' + 10);
+    return t;
+}();
 
-constexpr unsigned char kPackedMarker = 0xFF;
+// Length byte of a packed digest: 32 bytes follow (texts shorter than 254 store
+// their own length; 255 means a 4-byte length follows).
+constexpr unsigned char kPackedLength = 254;
+
+// A slot for `hash` in a table of any size (Lemire's fast range).
+std::size_t slotFor(std::uint64_t hash, std::size_t size) {
+    return static_cast<std::size_t>((static_cast<unsigned __int128>(hash) * size) >> 64);
+}
 
 } // namespace
 
-std::string Interner::encode(std::string_view text) const {
+std::string_view Interner::encode(std::string_view text, char* buf) const {
     if (m_packHex && text.size() == 64) {
-        std::string packed(33, '\0');
-        packed[0] = static_cast<char>(kPackedMarker);
+        // The length byte itself starts the stored form; 0xFE never occurs in
+        // UTF-8, so no text compares equal to a packed digest.
+        buf[0] = static_cast<char>(kPackedLength);
+        int bad = 0;
         for (std::size_t i = 0; i < 32; ++i) {
-            const int hi = hexValue(text[2 * i]), lo = hexValue(text[2 * i + 1]);
-            if (hi < 0 || lo < 0)
-                return std::string(text);
-            packed[i + 1] = static_cast<char>(hi << 4 | lo);
+            const int hi = kHexValue[static_cast<unsigned char>(text[2 * i])];
+            const int lo = kHexValue[static_cast<unsigned char>(text[2 * i + 1])];
+            bad |= hi | lo; // any -1 sets the sign bit
+            buf[i + 1] = static_cast<char>(hi << 4 | lo);
         }
-        return packed;
+        if (bad < 0)
+            return text;
+        return {buf, 33};
     }
-    return std::string(text);
+    return text;
 }
 
 std::string_view Interner::stored(std::uint32_t id) const {
     const char* p = m_bytes.data() + m_offsets[id];
     std::uint32_t len = static_cast<unsigned char>(p[0]);
+    if (len == kPackedLength)
+        return {p, 33};
     std::size_t head = 1;
     if (len == 255) { // long text: 4-byte length follows
         std::memcpy(&len, p + 1, 4);
@@ -59,8 +78,8 @@ std::string_view Interner::stored(std::uint32_t id) const {
 std::uint32_t Interner::lookup(std::string_view encoded, std::uint64_t hash) const {
     if (m_slots.empty())
         return 0;
-    const std::size_t mask = m_slots.size() - 1;
-    for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
+    const std::size_t n = m_slots.size();
+    for (std::size_t i = slotFor(hash, n);; i = i + 1 == n ? 0 : i + 1) {
         const std::uint32_t id = m_slots[i];
         if (id == 0)
             return 0;
@@ -70,13 +89,13 @@ std::uint32_t Interner::lookup(std::string_view encoded, std::uint64_t hash) con
 }
 
 void Interner::grow() {
-    const std::size_t n = m_slots.empty() ? 1024 : m_slots.size() * 2;
+    // 1.5x steps keep the table between about 50% and 75% full.
+    const std::size_t n = m_slots.empty() ? 1024 : m_slots.size() * 3 / 2;
     std::vector<std::uint32_t> slots(n, 0);
-    const std::size_t mask = n - 1;
     for (std::uint32_t id = 1; id < m_offsets.size(); ++id) {
-        std::size_t i = hashBytes(stored(id)) & mask;
+        std::size_t i = slotFor(hashBytes(stored(id)), n);
         while (slots[i] != 0)
-            i = (i + 1) & mask;
+            i = i + 1 == n ? 0 : i + 1;
         slots[i] = id;
     }
     m_slots.swap(slots);
@@ -84,22 +103,25 @@ void Interner::grow() {
 
 void Interner::reserve(std::size_t n) {
     m_offsets.reserve(n + 1);
-    while (m_slots.size() < n * 2)
+    while (m_slots.size() * 3 < n * 4)
         grow();
 }
 
 std::uint32_t Interner::intern(std::string_view text) {
     if (text.empty())
         return 0;
-    const std::string enc = encode(text);
+    char buf[40];
+    const std::string_view enc = encode(text, buf);
     const std::uint64_t h = hashBytes(enc);
     if (const std::uint32_t id = lookup(enc, h))
         return id;
-    if ((m_offsets.size() + 1) * 10 > m_slots.size() * 7)
+    if ((m_offsets.size() + 1) * 4 > m_slots.size() * 3)
         grow();
     const auto id = static_cast<std::uint32_t>(m_offsets.size());
     m_offsets.push_back(static_cast<std::uint32_t>(m_bytes.size()));
-    if (enc.size() < 255) {
+    if (enc.size() == 33 && static_cast<unsigned char>(enc[0]) == kPackedLength) {
+        // a packed digest: its length byte is part of `enc`
+    } else if (enc.size() < kPackedLength) {
         m_bytes.push_back(static_cast<char>(enc.size()));
     } else {
         m_bytes.push_back(static_cast<char>(255));
@@ -108,10 +130,10 @@ std::uint32_t Interner::intern(std::string_view text) {
                        reinterpret_cast<const char*>(&len) + 4);
     }
     m_bytes.insert(m_bytes.end(), enc.begin(), enc.end());
-    const std::size_t mask = m_slots.size() - 1;
-    std::size_t i = h & mask;
+    const std::size_t n = m_slots.size();
+    std::size_t i = slotFor(h, n);
     while (m_slots[i] != 0)
-        i = (i + 1) & mask;
+        i = i + 1 == n ? 0 : i + 1;
     m_slots[i] = id;
     return id;
 }
@@ -119,15 +141,23 @@ std::uint32_t Interner::intern(std::string_view text) {
 std::uint32_t Interner::find(std::string_view text) const {
     if (text.empty())
         return 0;
-    const std::string enc = encode(text);
+    char buf[40];
+    const std::string_view enc = encode(text, buf);
     return lookup(enc, hashBytes(enc));
+}
+
+bool Interner::equals(std::uint32_t id, std::string_view text) const {
+    if (id == 0 || id >= m_offsets.size())
+        return text.empty();
+    char buf[40];
+    return stored(id) == encode(text, buf);
 }
 
 std::string Interner::text(std::uint32_t id) const {
     if (id == 0 || id >= m_offsets.size())
         return {};
     const std::string_view s = stored(id);
-    if (m_packHex && s.size() == 33 && static_cast<unsigned char>(s[0]) == kPackedMarker) {
+    if (m_packHex && s.size() == 33 && static_cast<unsigned char>(s[0]) == kPackedLength) {
         static const char* digits = "0123456789abcdef";
         std::string hex(64, '0');
         for (std::size_t i = 0; i < 32; ++i) {

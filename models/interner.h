@@ -17,13 +17,15 @@ public:
 
     std::uint32_t intern(std::string_view text); // 0 for empty text
     std::uint32_t find(std::string_view text) const; // 0 when absent
+    bool equals(std::uint32_t id, std::string_view text) const;
     std::string text(std::uint32_t id) const;
     std::size_t size() const { return m_offsets.size() - 1; }
     std::size_t memoryBytes() const;
     void reserve(std::size_t n);
 
 private:
-    std::string encode(std::string_view text) const;
+    // The stored form of `text`: itself, or packed into `buf` (33 bytes).
+    std::string_view encode(std::string_view text, char* buf) const;
     std::string_view stored(std::uint32_t id) const;
     std::uint32_t lookup(std::string_view encoded, std::uint64_t hash) const;
     void grow();

@@ -31,7 +31,7 @@ CallTimeline buildTimeline(const CallStore& s, std::uint32_t i, EpochMillis now)
         t.record.updatedAt = s.timeOf(c, c.updated);
         t.record.expireAt = s.expireAt(c);
     }
-    for (const CallEvent& e : c.events) {
+    for (const CallEvent& e : s.events(i)) {
         TimelineEntry x;
         x.at = s.timeOf(c, e.dt);
         x.instance = s.instance(e.instance);

@@ -425,16 +425,16 @@ TEST(Timeline, BothLanesAsBandsOnOneAxis) {
 TEST(CallStore, RereadRowsAreAppliedOnce) {
     Scenario s;
     s.healthy("c1", T0, D(1), "B1");
-    const std::size_t events = s.store.call(0).events.size();
+    const std::size_t events = s.store.events(0).size();
     s.record("c1", RecordStatus::Success, T0 + 2, T0 + 40); // the same row again
     s.attempt("c1", AttemptOutcome::Executed, T0 + 2, T0 + 40);
-    EXPECT_EQ(s.store.call(0).events.size(), events);
+    EXPECT_EQ(s.store.events(0).size(), events);
     // An attempt first read unfinished gets its finish time, not a second event.
     s.attempt("c2", AttemptOutcome::Executed, T0, kNoTime);
     s.attempt("c2", AttemptOutcome::Executed, T0, T0 + 70);
-    const CallState& c2 = s.store.call(s.store.find("c2"));
-    ASSERT_EQ(c2.events.size(), 1u);
-    EXPECT_EQ(s.store.timeOf(c2, c2.events[0].aux), T0 + 70);
+    const std::uint32_t i2 = s.store.find("c2");
+    ASSERT_EQ(s.store.events(i2).size(), 1u);
+    EXPECT_EQ(s.store.timeOf(s.store.call(i2), s.store.events(i2)[0].aux), T0 + 70);
 }
 
 TEST(CallStore, CompactionKeepsWhatItIsToldAndItsIndexes) {
@@ -448,5 +448,6 @@ TEST(CallStore, CompactionKeepsWhatItIsToldAndItsIndexes) {
     ASSERT_NE(c3, CallStore::npos);
     EXPECT_EQ(s.store.digest(s.store.call(c3).digest), D(2));
     EXPECT_EQ(s.store.callsWithDigest(s.store.call(c3).digest).size(), 2u);
-    EXPECT_EQ(s.store.instance(s.store.call(c3).events.front().instance), "api-1");
+    EXPECT_EQ(s.store.instance(s.store.events(c3).front().instance), "api-1");
+    EXPECT_EQ(s.store.events(c3).size(), 8u);
 }
