@@ -32,6 +32,7 @@ servers that follow the callId / idempotency record / receipt protocol.
   --stale-timeout D     the servers' stale PROCESSING timeout (2s)
   --record-ttl D        the idempotency window, expire_at - created_at (24h)
   --drain-timeout D     how long to wait for open calls at the end (30s)
+  --work-scale F        scale the servers' simulated work, e.g. 0.02 for bulk data (1)
 
 Fault kinds: stuck_processing digest_conflict duplicate_caller key_rotation
 concurrent_execution expired_replay receipt_missing state_mismatch
@@ -121,6 +122,16 @@ int runSimCommand(std::vector<std::string> words) {
             opt.seed = std::strtoull(v->c_str(), &end, 10);
             if (v->empty() || *end) {
                 error = "--seed: expected a whole number, got \"" + *v + "\"";
+                ok = false;
+            }
+        }
+    }
+    if (ok) {
+        if (auto v = args.value("--work-scale")) {
+            char* end = nullptr;
+            opt.workScale = std::strtod(v->c_str(), &end);
+            if (v->empty() || *end || !(opt.workScale >= 0 && opt.workScale <= 100)) {
+                error = "--work-scale: expected a factor from 0 to 100, got \"" + *v + "\"";
                 ok = false;
             }
         }

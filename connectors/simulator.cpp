@@ -553,7 +553,8 @@ private:
         std::uniform_real_distribution<double> u(0, 1);
         if (u(m_rng) < 0.03)
             return std::uniform_int_distribution<int>(timeout + 50, timeout * 2 + 100)(m_rng);
-        return std::uniform_int_distribution<int>(5, 60)(m_rng);
+        return static_cast<int>(std::uniform_int_distribution<int>(5, 60)(m_rng) *
+                                m_ctx.opt.workScale);
     }
 
     void send(Call& c) {

@@ -31,6 +31,7 @@ struct SimOptions {
     Millis staleTimeout{2'000};            // server re-occupies a PROCESSING older than this
     Millis recordTtl{24 * 3'600'000};      // expire_at = created_at + this
     Millis drainTimeout{30'000};
+    double workScale = 1.0; // scales the servers' simulated work (0.01 for bulk data)
 };
 
 struct SimStats {
