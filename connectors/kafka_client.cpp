@@ -179,6 +179,13 @@ rd_kafka_t* makeManualConsumer(const KafkaSettings& s, std::string& error, rd_ka
     // Come back quickly after a broker restart, unless the user said otherwise.
     if (!s.properties.count("reconnect.backoff.max.ms"))
         rd_kafka_conf_set(conf, "reconnect.backoff.max.ms", "2000", err, sizeof err);
+    // Bulk reads of a window: larger fetches, fewer round trips, and a fetch
+    // queue deep enough that librdkafka does not back off between fetches
+    // (its queue is still bounded by queued.max.messages.kbytes).
+    if (!s.properties.count("queued.min.messages"))
+        rd_kafka_conf_set(conf, "queued.min.messages", "1000000", err, sizeof err);
+    if (!s.properties.count("max.partition.fetch.bytes"))
+        rd_kafka_conf_set(conf, "max.partition.fetch.bytes", "4194304", err, sizeof err);
     if (!s.properties.count("topic.metadata.refresh.interval.ms"))
         rd_kafka_conf_set(conf, "topic.metadata.refresh.interval.ms", "30000", err, sizeof err);
     rd_kafka_conf_set(conf, "enable.partition.eof", "false", err, sizeof err);

@@ -105,6 +105,13 @@ std::uint32_t CallStore::eventDigest(std::uint32_t call, const CallEvent& e) con
     return it->second[e.digestSlot - 2];
 }
 
+std::size_t CallStore::digestCount(std::uint32_t call) const {
+    std::size_t n = m_calls[call].digest ? 1 : 0;
+    if (const auto it = m_extraDigests.find(call); it != m_extraDigests.end())
+        n += it->second.size();
+    return n;
+}
+
 std::vector<std::uint32_t> CallStore::digestsOf(std::uint32_t call) const {
     std::vector<std::uint32_t> out;
     if (m_calls[call].digest)

@@ -138,6 +138,10 @@ public:
     std::uint32_t eventDigest(std::uint32_t call, const CallEvent& e) const;
     // Every digest id seen for a call.
     std::vector<std::uint32_t> digestsOf(std::uint32_t call) const;
+    std::size_t digestCount(std::uint32_t call) const;
+    // More than one call has this digest / bizNo as its own.
+    bool digestShared(std::uint32_t d) const { return m_digestShared.count(d) != 0; }
+    bool bizNoShared(std::uint32_t b) const { return m_bizNoShared.count(b) != 0; }
     // Calls whose own digest / bizNo is this one.
     const std::vector<std::uint32_t>& callsWithDigest(std::uint32_t digestId) const;
     const std::vector<std::uint32_t>& callsWithBizNo(std::uint32_t bizNoId) const;

@@ -105,6 +105,14 @@ void DetectionEngine::remap(const std::vector<std::uint32_t>& map) {
             next.push(Deadline{d.at, map[d.call]});
     }
     m_deadlines.swap(next);
+    std::vector<std::uint8_t> touched(map.size(), 0);
+    for (std::size_t i = 0; i < map.size() && i < m_touchedByAnomaly.size(); ++i)
+        if (map[i] != CallStore::npos && m_touchedByAnomaly[i]) {
+            if (touched.size() <= map[i])
+                touched.resize(map[i] + 1, 0);
+            touched[map[i]] = 1;
+        }
+    m_touchedByAnomaly.swap(touched);
 }
 
 void DetectionEngine::schedule(std::uint32_t call, EpochMillis at) {
@@ -142,7 +150,17 @@ void DetectionEngine::tick(const CallStore& s, EpochMillis now) {
 
 void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis now) {
     const CallState& c = s.call(i);
-    const std::string callId = s.callId(i);
+    std::string callIdText; // made only when something is recorded or settled
+    const auto id = [&]() -> const std::string& {
+        if (callIdText.empty())
+            callIdText = s.callId(i);
+        return callIdText;
+    };
+    const bool named = i < m_touchedByAnomaly.size() && m_touchedByAnomaly[i];
+    const auto settleIfNamed = [&](AnomalyKind k) {
+        if (named)
+            settle(k, id(), now);
+    };
     const auto ev = s.events(i);
     std::optional<EpochMillis> nextDeadline;
     const auto wakeAt = [&](EpochMillis t) {
@@ -153,8 +171,8 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
         Finding f;
         f.kind = k;
         f.severity = sev;
-        f.subject = callId;
-        f.callIds = {callId};
+        f.subject = id();
+        f.callIds = {id()};
         return f;
     };
     const EpochMillis updatedAt = s.timeOf(c, c.updated);
@@ -187,19 +205,19 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
                     f.digests.push_back(s.digest(c.digest));
                 if (age <= 4 * after)
                     wakeAt(updatedAt + 4 * after + 1);
-                record(std::move(f), now);
+                record(std::move(f), now, i);
             } else {
                 wakeAt(updatedAt + after + 1);
             }
         }
         if (!holds)
-            settle(AnomalyKind::StuckProcessing, callId, now);
+            settleIfNamed(AnomalyKind::StuckProcessing);
     }
 
     // --- digest_conflict: two or more request digests for one callId
-    {
+    if (s.digestCount(i) >= 2) {
         const auto digests = s.digestsOf(i);
-        if (digests.size() >= 2) {
+        {
             Finding f = single(AnomalyKind::DigestConflict, Severity::Warning);
             std::set<std::uint32_t> shown;
             for (const CallEvent& e : ev) {
@@ -217,12 +235,22 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
                 list += (list.empty() ? "" : ", ") + shortDigest(d);
             f.summary = std::to_string(digests.size()) +
                         " request digests under one callId: " + list;
-            record(std::move(f), now);
+            record(std::move(f), now, i);
         }
     }
 
     // --- duplicate_caller: two or more caller instances act on one callId
     {
+        std::uint32_t firstInstance = 0;
+        bool several = false;
+        for (const CallEvent& e : ev)
+            if ((e.type == EventType::Attempt || e.type == EventType::Caller ||
+                 e.type == EventType::Record) && e.instance != 0) {
+                if (firstInstance == 0)
+                    firstInstance = e.instance;
+                else if (e.instance != firstInstance)
+                    several = true;
+            }
         std::vector<std::pair<std::uint32_t, const CallEvent*>> firstBy; // instance -> first event
         const auto note = [&](std::uint32_t inst, const CallEvent& e) {
             if (inst == 0)
@@ -235,10 +263,11 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
                 }
             firstBy.emplace_back(inst, &e);
         };
-        for (const CallEvent& e : ev)
-            if (e.type == EventType::Attempt || e.type == EventType::Caller ||
-                (e.type == EventType::Record && e.instance != 0))
-                note(e.instance, e);
+        if (several)
+            for (const CallEvent& e : ev)
+                if (e.type == EventType::Attempt || e.type == EventType::Caller ||
+                    (e.type == EventType::Record && e.instance != 0))
+                    note(e.instance, e);
         if (firstBy.size() >= 2) {
             Finding f = single(AnomalyKind::DuplicateCaller, Severity::Warning);
             std::sort(firstBy.begin(), firstBy.end(),
@@ -254,12 +283,15 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
             if (c.digest)
                 f.digests.push_back(s.digest(c.digest));
             f.summary = std::to_string(firstBy.size()) + " caller instances acted on one callId: " + list;
-            record(std::move(f), now);
+            record(std::move(f), now, i);
         }
     }
 
     // --- concurrent_execution: executions overlapping where the first was not stale
-    if (m_sources.attempts) {
+    int executions = 0;
+    for (const CallEvent& e : ev)
+        executions += executes(e);
+    if (m_sources.attempts && executions >= 2) {
         std::vector<const CallEvent*> runs;
         for (const CallEvent& e : ev)
             if (executes(e))
@@ -291,7 +323,7 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
                 f.digests.push_back(s.digest(c.digest));
             f.summary = std::to_string(overlapping.size()) +
                         " executions of one callId overlapped: the atomic placeholder failed";
-            record(std::move(f), now);
+            record(std::move(f), now, i);
         }
     }
 
@@ -343,20 +375,23 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
             f.summary = executedAgain
                             ? "executed again after the idempotency record expired (window too short)"
                             : "retried after the idempotency record expired (window too short)";
-            record(std::move(f), now);
+            record(std::move(f), now, i);
         }
     }
 
     // Receipts: terminal statuses, versions.
-    std::set<std::uint8_t> terminalReceipts;
-    std::map<std::int32_t, std::set<std::uint8_t>> statusByVersion;
+    unsigned terminalReceipts = 0; // bit per RecordStatus
+    std::optional<std::int32_t> clashingVersion; // one version, two statuses
     EpochMillis firstReceiptAt = kNoTime;
-    for (const CallEvent& e : ev) {
+    for (std::size_t a = 0; a < ev.size(); ++a) {
+        const CallEvent& e = ev[a];
         if (e.type != EventType::Receipt)
             continue;
         if (isTerminal(static_cast<RecordStatus>(e.code)))
-            terminalReceipts.insert(e.code);
-        statusByVersion[e.aux].insert(e.code);
+            terminalReceipts |= 1u << e.code;
+        for (std::size_t b = 0; b < a && !clashingVersion; ++b)
+            if (ev[b].type == EventType::Receipt && ev[b].aux == e.aux && ev[b].code != e.code)
+                clashingVersion = e.aux;
         const EpochMillis t = s.timeOf(c, e.dt);
         if (firstReceiptAt == kNoTime || t < firstReceiptAt)
             firstReceiptAt = t;
@@ -366,7 +401,7 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
     {
         bool holds = false;
         if (m_sources.receipts && c.hasRecord() && isTerminal(c.recordStatus()) &&
-            terminalReceipts.empty() && updatedAt != kNoTime) {
+            terminalReceipts == 0 && updatedAt != kNoTime) {
             const EpochMillis due = updatedAt + m_t.receiptGrace.count();
             const bool covered = m_coverageFrom != kNoTime && m_coverageFrom <= updatedAt &&
                                  m_coverageTo >= due;
@@ -383,7 +418,7 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
                 f.summary = "record " + terminalWord(c.recordStatus()) + " since " +
                             formatIsoMillis(updatedAt) + ", no terminal receipt within " +
                             formatDuration(m_t.receiptGrace);
-                record(std::move(f), now);
+                record(std::move(f), now, i);
             } else if (now <= due) {
                 wakeAt(due + 1);
             } else if (m_coverageFrom != kNoTime && m_coverageFrom <= updatedAt) {
@@ -391,11 +426,20 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
             }
         }
         if (!holds)
-            settle(AnomalyKind::ReceiptMissing, callId, now);
+            settleIfNamed(AnomalyKind::ReceiptMissing);
     }
 
     // --- state_mismatch: terminal statuses disagree (record, receipt, caller)
-    {
+    unsigned terminalViews = terminalReceipts;
+    if (c.hasRecord() && isTerminal(c.recordStatus()))
+        terminalViews |= 1u << static_cast<unsigned>(c.recordStatus());
+    for (const CallEvent& e : ev)
+        if (e.type == EventType::Caller && isCallerTerminal(e.code))
+            terminalViews |= 1u << static_cast<unsigned>(
+                static_cast<CallerState>(e.code) == CallerState::ConfirmedSuccess
+                    ? RecordStatus::Success
+                    : RecordStatus::Failed);
+    if (__builtin_popcount(terminalViews) >= 2) {
         std::map<std::uint8_t, std::vector<const CallEvent*>> byStatus;
         const CallEvent* latestRecord = nullptr;
         for (const CallEvent& e : ev) {
@@ -435,12 +479,18 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
             if (c.digest)
                 f.digests.push_back(s.digest(c.digest));
             f.summary = "terminal states disagree: " + list;
-            record(std::move(f), now);
+            record(std::move(f), now, i);
         }
     }
 
     // --- receipt_regression: terminal -> non-terminal caller, or one version two statuses
-    {
+    bool callerRegressed = false, seenCallerTerminal = false;
+    for (const CallEvent& e : ev)
+        if (e.type == EventType::Caller) {
+            callerRegressed |= seenCallerTerminal && !isCallerTerminal(e.code);
+            seenCallerTerminal |= isCallerTerminal(e.code);
+        }
+    if (callerRegressed || clashingVersion) {
         Finding f = single(AnomalyKind::ReceiptRegression, Severity::Warning);
         const CallEvent* terminal = nullptr;
         for (const CallEvent& e : ev) {
@@ -458,20 +508,18 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
             if (isCallerTerminal(e.code) && !terminal)
                 terminal = &e;
         }
-        for (const auto& [version, statuses] : statusByVersion) {
-            if (statuses.size() < 2)
-                continue;
+        if (clashingVersion) {
             for (const CallEvent& e : ev)
-                if (e.type == EventType::Receipt && e.aux == version)
+                if (e.type == EventType::Receipt && e.aux == *clashingVersion)
                     f.evidence.push_back(evidenceOf(s, i, e));
             if (f.summary.empty())
-                f.summary = "receipt version " + std::to_string(version) +
+                f.summary = "receipt version " + std::to_string(*clashingVersion) +
                             " delivered with different statuses";
         }
         if (!f.evidence.empty()) {
             if (c.digest)
                 f.digests.push_back(s.digest(c.digest));
-            record(std::move(f), now);
+            record(std::move(f), now, i);
         }
     }
 
@@ -510,13 +558,13 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
                             " (" + std::string(toString(static_cast<CallerState>(c.caller - 1))) +
                             "), no confirmation or escalation after " +
                             formatDuration(m_t.callerAlertAfter);
-                record(std::move(f), now);
+                record(std::move(f), now, i);
             } else {
                 wakeAt(due + 1);
             }
         }
         if (!holds)
-            settle(AnomalyKind::CallerStuck, callId, now);
+            settleIfNamed(AnomalyKind::CallerStuck);
     }
 
     // --- orphan_receipt: a receipt for a callId with no record
@@ -535,13 +583,13 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
                             f.digests.push_back(s.digest(d));
                     }
                 f.summary = "receipt for a callId with no idempotency record";
-                record(std::move(f), now);
+                record(std::move(f), now, i);
             } else {
                 wakeAt(due + 1);
             }
         }
         if (!holds)
-            settle(AnomalyKind::OrphanReceipt, callId, now);
+            settleIfNamed(AnomalyKind::OrphanReceipt);
     }
 
     if (nextDeadline)
@@ -550,6 +598,8 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
 
 std::vector<std::uint32_t> DetectionEngine::siblings(const CallStore& s, std::uint32_t i) const {
     const CallState& c = s.call(i);
+    if (!(c.digest && s.digestShared(c.digest)) && !(c.bizNo && s.bizNoShared(c.bizNo)))
+        return {};
     std::vector<std::uint32_t> members;
     if (c.digest)
         for (const std::uint32_t m : s.callsWithDigest(c.digest))
@@ -608,10 +658,13 @@ void DetectionEngine::judgeKeyRotation(const CallStore& s, std::uint32_t i, Epoc
                             : "bizNo " + s.bizNo(self.bizNo)) +
                 " under " + std::to_string(members.size()) + " callIds, executed under " +
                 std::to_string(executed) + ": a timed-out call retried with a new key";
-    record(std::move(f), now);
+    record(std::move(f), now, i);
 }
 
-void DetectionEngine::record(Finding&& f, EpochMillis now) {
+void DetectionEngine::record(Finding&& f, EpochMillis now, std::uint32_t call) {
+    if (m_touchedByAnomaly.size() <= call)
+        m_touchedByAnomaly.resize(call + 1, 0);
+    m_touchedByAnomaly[call] = 1;
     sortUnique(f.callIds);
     sortUnique(f.instances);
     sortUnique(f.digests);

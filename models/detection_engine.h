@@ -75,7 +75,7 @@ private:
 
     void judgeCall(const CallStore& s, std::uint32_t i, EpochMillis now);
     void judgeKeyRotation(const CallStore& s, std::uint32_t i, EpochMillis now);
-    void record(Finding&& f, EpochMillis now);
+    void record(Finding&& f, EpochMillis now, std::uint32_t call);
     void settle(AnomalyKind kind, const std::string& subject, EpochMillis now);
     void schedule(std::uint32_t call, EpochMillis at);
 
@@ -90,6 +90,7 @@ private:
     std::vector<Anomaly> m_anomalies;
     std::unordered_map<std::string, std::size_t> m_index; // kind + subject -> anomaly
     std::unordered_map<std::string, int> m_heldCalls;     // callId -> anomalies naming it
+    std::vector<std::uint8_t> m_touchedByAnomaly;         // call index -> ever named (fast path)
     std::vector<AnomalyChange> m_changes;
     std::uint64_t m_nextId = 1;
 
