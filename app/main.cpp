@@ -1,5 +1,6 @@
 // callscope: one executable, subcommands of SPEC §4.
 #include "app/cli_args.h"
+#include "app/gui_command.h"
 #include "app/headless_commands.h"
 #include "app/sim_command.h"
 
@@ -73,7 +74,11 @@ int main(int argc, char** argv) {
         return callscope::runWatchCommand(std::move(words));
     if (command == "inspect")
         return callscope::runInspectCommand(std::move(words));
-    for (const char* later : {"gui", "report", "demo"})
+    if (command == "gui")
+        return callscope::runGuiCommand(argc, argv, std::move(words));
+    if (command == "demo")
+        return callscope::runDemoCommand(argc, argv, std::move(words));
+    for (const char* later : {"report"})
         if (command == later)
             return notYetAvailable(command, std::move(words));
     std::cerr << "callscope: unknown subcommand \"" << command << "\"\n" << kUsage;

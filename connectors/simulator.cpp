@@ -1042,7 +1042,7 @@ SimResult runSimulation(const Config& config, const SimOptions& opt,
     std::vector<std::string> topics{opt.receiptTopic};
     if (!ctx.callerTopic.empty())
         topics.push_back(ctx.callerTopic);
-    if (!ensureTopics(ks, topics, opt.partitions, result.error)) {
+    if (opt.createTopics && !ensureTopics(ks, topics, opt.partitions, result.error)) {
         result.error = "Kafka (" + config.kafka.brokers + "): " + result.error;
         return result;
     }

@@ -32,6 +32,7 @@ struct SimOptions {
     Millis recordTtl{24 * 3'600'000};      // expire_at = created_at + this
     Millis drainTimeout{30'000};
     double workScale = 1.0; // scales the servers' simulated work (0.01 for bulk data)
+    bool createTopics = true; // false when the topics exist (the demo's mock cluster)
 };
 
 struct SimStats {

@@ -27,6 +27,13 @@ std::uint32_t CallStore::find(std::string_view callId) const {
     return id == 0 ? npos : id - 1;
 }
 
+std::vector<std::uint32_t> CallStore::findByBizNo(std::string_view bizNo) const {
+    const std::uint32_t b = m_bizNos.find(bizNo);
+    if (b == 0)
+        return {};
+    return callsWithBizNo(b);
+}
+
 std::uint32_t CallStore::callFor(std::string_view callId, EpochMillis t) {
     const std::uint32_t id = m_callIds.intern(callId);
     if (id > m_calls.size()) {

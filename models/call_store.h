@@ -120,6 +120,8 @@ public:
 
     static constexpr std::uint32_t npos = UINT32_MAX;
     std::uint32_t find(std::string_view callId) const;
+    // The calls whose caller events carry this bizNo.
+    std::vector<std::uint32_t> findByBizNo(std::string_view bizNo) const;
     std::size_t size() const { return m_calls.size(); }
     const CallState& call(std::uint32_t i) const { return m_calls[i]; }
     // A call's events in arrival order.

@@ -1,19 +1,79 @@
 #pragma once
-// The dashboard's main window: one tab per surface of SPEC §4.1. The
-// surfaces themselves arrive with the dashboard issue; this is the frame.
+// The dashboard's main window: time window, source health, callId search and
+// one tab per surface of SPEC §4.1. Snapshots from the model thread arrive at
+// any rate; the window applies them at most 20 times a second.
+#include "models/dashboard_data.h"
+
 #include <QMainWindow>
 
+#include <memory>
+
 class QTabWidget;
+class QLabel;
+class QLineEdit;
+class QComboBox;
+class QTimer;
 
 namespace callscope {
+
+class AnomalyTableModel;
+class AnomaliesView;
+class DrilldownView;
+class InstancesView;
+class OverviewView;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    explicit MainWindow(QWidget* parent = nullptr);
+    enum Tab { OverviewTab, AnomaliesTab, DrilldownTab, InstancesTab };
+    explicit MainWindow(const QString& sourcesText, QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    void setWindowChoice(const QString& label); // shown in the toolbar
+    void showTab(Tab tab);
+    void openCall(const QString& query);
+
+    OverviewView* overview() const { return m_overview; }
+    AnomaliesView* anomalies() const { return m_anomalies; }
+    DrilldownView* drilldown() const { return m_drilldown; }
+    InstancesView* instances() const { return m_instances; }
+    AnomalyTableModel* anomalyModel() const { return m_anomalyModel; }
+    // Applies what has arrived now (tests and screenshots do not wait for the timer).
+    void flush();
+
+public slots:
+    void takeSnapshot(std::shared_ptr<const DashboardSnapshot> snapshot);
+    void takeCall(std::shared_ptr<const CallDetail> detail);
+    void setStatus(const QString& message);
+    void showFatal(const QString& message);
+
+signals:
+    void callRequested(const QString& query, quint64 generation);
+    void cancelCallRequested();
+    void windowRequested(qint64 sinceMs, const QString& label); // ms before now; 0 = live
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
 
 private:
+    void applyPending();
+    void updateHealth(const DashboardSnapshot& s);
+
     QTabWidget* m_tabs;
+    AnomalyTableModel* m_anomalyModel;
+    OverviewView* m_overview;
+    AnomaliesView* m_anomalies;
+    DrilldownView* m_drilldown;
+    InstancesView* m_instances;
+    QComboBox* m_window;
+    QLineEdit* m_search;
+    QLabel* m_postgres;
+    QLabel* m_kafka;
+    QLabel* m_rejected;
+    QLabel* m_status;
+    QTimer* m_flushTimer;
+    std::vector<std::shared_ptr<const DashboardSnapshot>> m_pending;
+    std::shared_ptr<const DashboardSnapshot> m_lastStats;
 };
 
 } // namespace callscope

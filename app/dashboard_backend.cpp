@@ -1,0 +1,212 @@
+#include "app/dashboard_backend.h"
+
+#include <QTimer>
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+namespace callscope {
+
+DashboardBackend::DashboardBackend(const Config& config, MonitorOptions options, EpochMillis since)
+    : m_config(config), m_options(options), m_since(since) {
+    qRegisterMetaType<SnapshotPtr>();
+    qRegisterMetaType<CallDetailPtr>();
+}
+
+DashboardBackend::~DashboardBackend() {
+    if (m_monitor)
+        m_monitor->stop();
+}
+
+void DashboardBackend::start() {
+    m_monitor = std::make_unique<Monitor>(m_config, m_options);
+    m_timer = new QTimer(this);
+    m_timer->setInterval(50); // pumps at 20 Hz; the GUI repaints at its own pace
+    connect(m_timer, &QTimer::timeout, this, &DashboardBackend::tick);
+    m_timer->start();
+    tick();
+}
+
+void DashboardBackend::stop() {
+    if (m_timer)
+        m_timer->stop();
+    if (m_monitor)
+        m_monitor->stop();
+}
+
+void DashboardBackend::tick() {
+    const EpochMillis now = nowMillis();
+    if (m_phase == Phase::Failed || m_stopping)
+        return;
+    if (m_phase == Phase::Connecting) {
+        if (now < m_nextConnectAt)
+            return;
+        emit status(QStringLiteral("Loading the window from PostgreSQL and Kafka\u2026"));
+        try {
+            m_monitor->connect();
+            m_monitor->loadWindow(m_since, now, m_stopping);
+            m_monitor->startFollowing();
+            m_phase = Phase::Following;
+            emit status(QStringLiteral("Following live"));
+        } catch (const SourceError& e) {
+            if (e.configError) {
+                m_phase = Phase::Failed;
+                emit fatal(QString::fromStdString(e.what()));
+                return;
+            }
+            m_sources["postgres"] = {"postgres", false, e.what(), kNoTime, 0};
+            emit status(QString::fromStdString(std::string(e.what()) + " \u2014 retrying in " +
+                                               std::to_string(m_backoffMs / 1000) + " s"));
+            m_nextConnectAt = now + m_backoffMs;
+            m_backoffMs = std::min<std::int64_t>(m_backoffMs * 2, 30'000);
+        }
+    }
+    if (m_phase == Phase::Following) {
+        try {
+            auto changes = m_monitor->pump(now);
+            m_pending.insert(m_pending.end(), std::make_move_iterator(changes.begin()),
+                             std::make_move_iterator(changes.end()));
+        } catch (const SourceError& e) {
+            m_phase = Phase::Failed;
+            emit fatal(QString::fromStdString(e.what()));
+            return;
+        }
+        for (const SourceHealth& h : m_monitor->healthChanges())
+            m_sources[h.source] = {h.source, h.connected, h.lastError, h.lastOkAt, h.lag};
+    } else {
+        auto changes = m_monitor->takeChanges();
+        m_pending.insert(m_pending.end(), changes.begin(), changes.end());
+    }
+    if (now - m_lastSnapshot < 100)
+        return;
+    m_lastSnapshot = now;
+    auto snap = std::make_shared<DashboardSnapshot>();
+    snap->at = now;
+    snap->changes.swap(m_pending);
+    for (const auto& [name, s] : m_sources)
+        snap->sources.push_back(s);
+    if (now - m_lastStats >= 1000) {
+        computeStats(*snap, now);
+        m_lastStats = now;
+    }
+    emit snapshotReady(std::move(snap));
+}
+
+void DashboardBackend::computeStats(DashboardSnapshot& s, EpochMillis now) {
+    const CallStore& store = m_monitor->store();
+    s.statsIncluded = true;
+    s.calls = store.size();
+    const StoreCounters& c = store.counters();
+    const double seconds = m_lastStats ? double(now - m_lastStats) / 1000.0 : 0;
+    if (seconds > 0) {
+        s.receiptsPerSec = double(c.receipts - m_lastCounters.receipts) / seconds;
+        s.attemptsPerSec = double(c.attempts - m_lastCounters.attempts) / seconds;
+        s.callerEventsPerSec = double(c.callerEvents - m_lastCounters.callerEvents) / seconds;
+        s.recordsPerSec = double(c.records - m_lastCounters.records) / seconds;
+    }
+    m_lastCounters = c;
+    std::unordered_map<std::uint32_t, InstanceStats> byInstance;
+    for (std::uint32_t i = 0; i < store.size(); ++i) {
+        const CallState& call = store.call(i);
+        if (call.hasRecord()) {
+            s.recordsByStatus[static_cast<int>(call.recordStatus())]++;
+            if (call.recordStatus() == RecordStatus::Processing) {
+                const EpochMillis age = now - store.timeOf(call, call.updated);
+                std::size_t b = 0;
+                while (b < kAgeBucketLimits.size() && age >= kAgeBucketLimits[b])
+                    ++b;
+                s.processingAges[b]++;
+            }
+        }
+        std::uint32_t seen[8] = {};
+        int nSeen = 0;
+        for (const CallEvent& e : store.events(i)) {
+            if ((e.type != EventType::Attempt && e.type != EventType::Caller) || e.instance == 0)
+                continue;
+            InstanceStats& st = byInstance[e.instance];
+            bool counted = false;
+            for (int k = 0; k < nSeen; ++k)
+                counted |= seen[k] == e.instance;
+            if (!counted && nSeen < 8) {
+                seen[nSeen++] = e.instance;
+                st.calls++;
+            }
+            if (e.type == EventType::Caller &&
+                static_cast<CallerState>(e.code) == CallerState::AwaitingResponse && e.aux > 1)
+                st.retries++;
+        }
+    }
+    std::map<std::string, InstanceStats> named;
+    for (auto& [id, st] : byInstance) {
+        st.instance = store.instance(id);
+        named[st.instance] = st;
+    }
+    for (const Anomaly& a : m_monitor->engine().anomalies())
+        for (const std::string& inst : a.instances) {
+            InstanceStats& st = named[inst];
+            st.instance = inst;
+            st.duplicateCallers += a.kind == AnomalyKind::DuplicateCaller;
+            st.conflicts += a.kind == AnomalyKind::DigestConflict;
+            st.anomalies += a.open;
+        }
+    for (auto& [_, st] : named)
+        s.instances.push_back(st);
+    const RejectStats& r = m_monitor->rejects();
+    s.rejected = r.total();
+    s.rejectedByReason = r.byReason;
+    for (const Rejection& x : r.samples)
+        s.rejectedSamples.push_back(x.where + ": " + x.reason + ": " + x.sample);
+}
+
+void DashboardBackend::requestCall(const QString& query, quint64 generation) {
+    m_cancelCall = false;
+    auto detail = std::make_shared<CallDetail>();
+    detail->query = query.trimmed().toStdString();
+    detail->generation = generation;
+    if (!m_monitor || detail->query.empty()) {
+        detail->message = "nothing to look up";
+        emit callReady(std::move(detail));
+        return;
+    }
+    const CallStore& store = m_monitor->store();
+    std::uint32_t i = store.find(detail->query);
+    if (i == CallStore::npos) {
+        // A bizNo names the calls made for one business action.
+        const auto byBizNo = store.findByBizNo(detail->query);
+        for (const std::uint32_t m : byBizNo)
+            detail->otherMatches.push_back(store.callId(m));
+        if (!byBizNo.empty())
+            i = byBizNo.front();
+    }
+    if (i == CallStore::npos && m_phase == Phase::Following) {
+        try {
+            ColdFetchStats stats;
+            i = m_monitor->ensureCall(detail->query, m_cancelCall, &stats);
+            detail->message = "read cold: by key from PostgreSQL and " +
+                              std::to_string(stats.messagesScanned) + " messages of " +
+                              std::to_string(stats.topics) + " partitions";
+        } catch (const SourceError& e) {
+            detail->message = e.what();
+        }
+    }
+    if (m_cancelCall) {
+        detail->message = "cancelled";
+        emit callReady(std::move(detail));
+        return;
+    }
+    if (i == CallStore::npos) {
+        if (detail->message.empty() || detail->message.rfind("read cold", 0) == 0)
+            detail->message = "no callId or bizNo \"" + detail->query + "\" is known";
+        emit callReady(std::move(detail));
+        return;
+    }
+    detail->found = true;
+    detail->timeline = buildTimeline(store, i, nowMillis());
+    detail->diagnosis = diagnose(store, m_monitor->engine(), i);
+    for (const Anomaly* a : m_monitor->engine().anomaliesOf(detail->timeline.callId))
+        detail->anomalies.push_back(*a);
+    emit callReady(std::move(detail));
+}
+
+} // namespace callscope

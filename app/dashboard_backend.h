@@ -1,0 +1,66 @@
+#pragma once
+// The dashboard's model thread: owns the Monitor (sources, store, detections),
+// pumps it on a timer and hands immutable snapshots and call details to the
+// GUI thread through queued signals. The GUI never touches the store.
+#include "app/monitor.h"
+#include "models/dashboard_data.h"
+
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <memory>
+
+class QTimer;
+
+namespace callscope {
+
+using SnapshotPtr = std::shared_ptr<const DashboardSnapshot>;
+using CallDetailPtr = std::shared_ptr<const CallDetail>;
+
+class DashboardBackend : public QObject {
+    Q_OBJECT
+public:
+    DashboardBackend(const Config& config, MonitorOptions options, EpochMillis since);
+    ~DashboardBackend() override;
+
+    // Thread-safe: asks a running cold read to stop.
+    void cancelCall() { m_cancelCall = true; }
+    // Thread-safe: the whole backend is stopping.
+    void requestStop() { m_stopping = true; }
+
+public slots:
+    void start();
+    void stop();
+    // A callId or a bizNo; answered by callReady with the same generation.
+    void requestCall(const QString& query, quint64 generation);
+
+signals:
+    void snapshotReady(callscope::SnapshotPtr snapshot);
+    void callReady(callscope::CallDetailPtr detail);
+    void status(const QString& message);
+    void fatal(const QString& message);
+
+private:
+    void tick();
+    void computeStats(DashboardSnapshot& s, EpochMillis now);
+
+    Config m_config;
+    MonitorOptions m_options;
+    EpochMillis m_since;
+    std::unique_ptr<Monitor> m_monitor;
+    QTimer* m_timer = nullptr;
+    enum class Phase { Connecting, Following, Failed } m_phase = Phase::Connecting;
+    EpochMillis m_nextConnectAt = 0;
+    std::int64_t m_backoffMs = 1000;
+    std::vector<AnomalyChange> m_pending;
+    std::map<std::string, SourceStatus> m_sources;
+    EpochMillis m_lastSnapshot = 0, m_lastStats = 0;
+    StoreCounters m_lastCounters;
+    std::atomic<bool> m_cancelCall{false}, m_stopping{false};
+};
+
+} // namespace callscope
+
+Q_DECLARE_METATYPE(callscope::SnapshotPtr)
+Q_DECLARE_METATYPE(callscope::CallDetailPtr)

@@ -1,0 +1,64 @@
+#pragma once
+// What the dashboard shows, as immutable values the model thread hands to the
+// GUI thread: a snapshot of the live state, and one callId in detail.
+#include "models/detection_engine.h"
+#include "models/diagnosis.h"
+#include "models/timeline.h"
+
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace callscope {
+
+struct SourceStatus {
+    std::string source;
+    bool connected = false;
+    std::string lastError;
+    EpochMillis lastOkAt = kNoTime;
+    std::int64_t lag = 0;
+};
+
+struct InstanceStats {
+    std::string instance;
+    int calls = 0;           // callIds this instance acted on
+    int retries = 0;         // sends beyond the first
+    int duplicateCallers = 0; // duplicate_caller anomalies naming it
+    int conflicts = 0;       // digest_conflict anomalies naming it
+    int anomalies = 0;       // open anomalies naming it
+};
+
+// PROCESSING age buckets of the overview histogram.
+inline constexpr std::array<const char*, 8> kAgeBucketNames{
+    "<1s", "1-5s", "5-30s", "30s-1m", "1-5m", "5-15m", "15m-1h", ">1h"};
+inline constexpr std::array<EpochMillis, 7> kAgeBucketLimits{
+    1000, 5000, 30'000, 60'000, 300'000, 900'000, 3'600'000};
+
+struct DashboardSnapshot {
+    EpochMillis at = kNoTime;
+    std::size_t calls = 0;
+    std::array<int, 3> recordsByStatus{}; // PROCESSING, SUCCESS, FAILED
+    double receiptsPerSec = 0, attemptsPerSec = 0, callerEventsPerSec = 0, recordsPerSec = 0;
+    std::array<int, kAgeBucketNames.size()> processingAges{};
+    std::vector<AnomalyChange> changes; // since the previous snapshot, in order
+    std::vector<SourceStatus> sources;
+    std::int64_t rejected = 0;
+    std::map<std::string, std::int64_t> rejectedByReason;
+    std::vector<std::string> rejectedSamples; // "where: reason: sample"
+    std::vector<InstanceStats> instances;
+    bool statsIncluded = false; // the 1 Hz part (counts, ages, instances) is fresh
+};
+
+struct CallDetail {
+    std::string query;  // what was asked (a callId or a bizNo)
+    bool found = false;
+    std::string message; // why not, or how it was read
+    CallTimeline timeline;
+    Diagnosis diagnosis;
+    std::vector<Anomaly> anomalies;
+    std::vector<std::string> otherMatches; // a bizNo can name several callIds
+    std::uint64_t generation = 0;
+};
+
+} // namespace callscope

@@ -1,0 +1,168 @@
+#include "views/anomaly_table_model.h"
+
+#include "views/palette.h"
+
+#include <QBrush>
+
+namespace callscope {
+namespace {
+
+QString join(const std::vector<std::string>& v, const char* sep = ", ") {
+    QStringList l;
+    for (const auto& s : v)
+        l << qs(s);
+    return l.join(QString::fromUtf8(sep));
+}
+
+QString age(EpochMillis ms) {
+    if (ms < 0)
+        ms = 0;
+    if (ms < 60'000)
+        return QString::number(ms / 1000) + QStringLiteral(" s");
+    if (ms < 3'600'000)
+        return QString::number(ms / 60'000) + QStringLiteral(" min");
+    if (ms < 86'400'000)
+        return QString::number(ms / 3'600'000) + QStringLiteral(" h");
+    return QString::number(ms / 86'400'000) + QStringLiteral(" d");
+}
+
+} // namespace
+
+AnomalyTableModel::AnomalyTableModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void AnomalyTableModel::applyChanges(const std::vector<AnomalyChange>& changes) {
+    std::vector<Anomaly> added;
+    int minChanged = INT32_MAX, maxChanged = -1;
+    std::unordered_map<std::uint64_t, std::size_t> addedAt;
+    for (const AnomalyChange& c : changes) {
+        const auto it = m_rowOf.find(c.anomaly.id);
+        if (it != m_rowOf.end()) {
+            m_rows[static_cast<std::size_t>(it->second)] = c.anomaly;
+            minChanged = std::min(minChanged, it->second);
+            maxChanged = std::max(maxChanged, it->second);
+        } else if (const auto a = addedAt.find(c.anomaly.id); a != addedAt.end()) {
+            added[a->second] = c.anomaly; // opened and changed in one batch
+        } else {
+            addedAt.emplace(c.anomaly.id, added.size());
+            added.push_back(c.anomaly);
+        }
+    }
+    if (maxChanged >= 0)
+        emit dataChanged(index(minChanged, 0), index(maxChanged, ColumnCount - 1));
+    if (!added.empty()) {
+        const int first = static_cast<int>(m_rows.size());
+        beginInsertRows({}, first, first + static_cast<int>(added.size()) - 1); // last is inclusive
+        for (Anomaly& a : added) {
+            m_rowOf.emplace(a.id, static_cast<int>(m_rows.size()));
+            m_rows.push_back(std::move(a));
+        }
+        endInsertRows();
+    }
+}
+
+void AnomalyTableModel::setNow(EpochMillis now) {
+    m_now = now;
+    if (!m_rows.empty())
+        emit dataChanged(index(0, Age), index(rowCount() - 1, Age), {Qt::DisplayRole});
+}
+
+int AnomalyTableModel::openCount(AnomalyKind kind) const {
+    int n = 0;
+    for (const Anomaly& a : m_rows)
+        n += a.open && a.kind == kind;
+    return n;
+}
+
+int AnomalyTableModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+}
+
+int AnomalyTableModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant AnomalyTableModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.row() >= rowCount())
+        return {};
+    const Anomaly& a = m_rows[static_cast<std::size_t>(index.row())];
+    switch (role) {
+    case Qt::DisplayRole:
+        switch (index.column()) {
+        case Kind: return qs(toString(a.kind));
+        case Severity: return qs(toString(a.severity));
+        case State: return a.open ? QStringLiteral("open") : QStringLiteral("resolved");
+        case CallIds: return join(a.callIds);
+        case Instances: return join(a.instances);
+        case Age: return age((a.open ? m_now : a.resolvedAt) - a.firstEventAt);
+        case Summary: return qs(a.summary);
+        }
+        break;
+    case SortRole:
+        switch (index.column()) {
+        case Severity: return static_cast<int>(a.severity);
+        case State: return a.open ? 1 : 0;
+        case Age: return static_cast<qlonglong>(-a.firstEventAt); // older sorts as more
+        default: return data(index, Qt::DisplayRole);
+        }
+    case Qt::ForegroundRole:
+        if (index.column() == Severity)
+            return QBrush(severityColor(toString(a.severity)));
+        if (!a.open)
+            return QBrush(QColor(0x8a, 0x8f, 0x98));
+        break;
+    case Qt::ToolTipRole:
+        if (index.column() == Summary || index.column() == CallIds)
+            return QString(qs(a.summary) + QStringLiteral("\n") + join(a.callIds, "\n"));
+        break;
+    case CallIdRole: return a.callIds.empty() ? QString() : qs(a.callIds.front());
+    case KindRole: return qs(toString(a.kind));
+    case SeverityRole: return static_cast<int>(a.severity);
+    case OpenRole: return a.open;
+    case InstancesRole: return join(a.instances, "\n");
+    case SearchTextRole:
+        return QString(join(a.callIds, " ") + QLatin1Char(' ') + join(a.instances, " ") +
+                       QLatin1Char(' ') + qs(a.summary) + QLatin1Char(' ') + join(a.digests, " "));
+    }
+    return {};
+}
+
+QVariant AnomalyTableModel::headerData(int section, Qt::Orientation o, int role) const {
+    if (o != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case Kind: return tr("Kind");
+    case Severity: return tr("Severity");
+    case State: return tr("State");
+    case CallIds: return tr("CallIds");
+    case Instances: return tr("Instances");
+    case Age: return tr("Age");
+    case Summary: return tr("Summary");
+    }
+    return {};
+}
+
+void AnomalyFilterModel::setKind(const QString& k) { m_kind = k; invalidateFilter(); }
+void AnomalyFilterModel::setMinSeverity(int s) { m_minSeverity = s; invalidateFilter(); }
+void AnomalyFilterModel::setInstance(const QString& i) { m_instance = i; invalidateFilter(); }
+void AnomalyFilterModel::setText(const QString& t) { m_text = t; invalidateFilter(); }
+void AnomalyFilterModel::setShowResolved(bool s) { m_showResolved = s; invalidateFilter(); }
+
+bool AnomalyFilterModel::filterAcceptsRow(int row, const QModelIndex& parent) const {
+    const QModelIndex i = sourceModel()->index(row, 0, parent);
+    using M = AnomalyTableModel;
+    if (!m_showResolved && !i.data(M::OpenRole).toBool())
+        return false;
+    if (!m_kind.isEmpty() && i.data(M::KindRole).toString() != m_kind)
+        return false;
+    if (i.data(M::SeverityRole).toInt() < m_minSeverity)
+        return false;
+    if (!m_instance.isEmpty() &&
+        !i.data(M::InstancesRole).toString().split(QLatin1Char('\n')).contains(m_instance))
+        return false;
+    if (!m_text.isEmpty() &&
+        !i.data(M::SearchTextRole).toString().contains(m_text, Qt::CaseInsensitive))
+        return false;
+    return true;
+}
+
+} // namespace callscope

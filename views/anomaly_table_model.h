@@ -1,0 +1,60 @@
+#pragma once
+// The anomalies as a table: one row per anomaly, open and resolved; updated
+// once per batch of changes (one insert for new rows, one dataChanged).
+#include "models/anomaly.h"
+#include "models/detection_engine.h"
+
+#include <QAbstractTableModel>
+#include <QSortFilterProxyModel>
+
+#include <unordered_map>
+
+namespace callscope {
+
+class AnomalyTableModel : public QAbstractTableModel {
+    Q_OBJECT
+public:
+    enum Column { Kind, Severity, State, CallIds, Instances, Age, Summary, ColumnCount };
+    enum Role { SortRole = Qt::UserRole, CallIdRole, KindRole, SeverityRole, OpenRole,
+                InstancesRole, SearchTextRole };
+
+    explicit AnomalyTableModel(QObject* parent = nullptr);
+
+    void applyChanges(const std::vector<AnomalyChange>& changes);
+    void setNow(EpochMillis now); // ages move on
+    const Anomaly& anomaly(int row) const { return m_rows[static_cast<std::size_t>(row)]; }
+    int openCount(AnomalyKind kind) const;
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    int columnCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    QVariant headerData(int section, Qt::Orientation o, int role) const override;
+
+private:
+    std::vector<Anomaly> m_rows;
+    std::unordered_map<std::uint64_t, int> m_rowOf; // anomaly id -> row
+    EpochMillis m_now = 0;
+};
+
+// Filters by kind, minimum severity, instance and free text; resolved rows on demand.
+class AnomalyFilterModel : public QSortFilterProxyModel {
+    Q_OBJECT
+public:
+    using QSortFilterProxyModel::QSortFilterProxyModel;
+    void setKind(const QString& kind);     // "" = every kind
+    void setMinSeverity(int severity);     // 0 info .. 2 critical
+    void setInstance(const QString& instance);
+    void setText(const QString& text);
+    void setShowResolved(bool show);
+    QString instance() const { return m_instance; }
+
+protected:
+    bool filterAcceptsRow(int row, const QModelIndex& parent) const override;
+
+private:
+    QString m_kind, m_instance, m_text;
+    int m_minSeverity = 0;
+    bool m_showResolved = false;
+};
+
+} // namespace callscope

@@ -1,0 +1,215 @@
+#include "views/drilldown_view.h"
+
+#include "views/palette.h"
+#include "views/timeline_painter.h"
+#include "views/timeline_widget.h"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTextBrowser>
+#include <QVBoxLayout>
+
+namespace callscope {
+namespace {
+
+QString esc(const std::string& s) { return qs(s).toHtmlEscaped(); }
+QString when(EpochMillis t) { return t == kNoTime ? QStringLiteral("\u2014") : qs(formatIsoMillis(t)); }
+
+} // namespace
+
+DrilldownView::DrilldownView(QWidget* parent)
+    : QWidget(parent), m_search(new QLineEdit(this)), m_go(new QPushButton(tr("Open"), this)),
+      m_cancel(new QPushButton(tr("Cancel"), this)), m_progress(new QProgressBar(this)),
+      m_title(new QLabel(this)), m_anomaly(new QComboBox(this)),
+      m_timeline(new TimelineWidget(this)), m_details(new QTextBrowser(this)) {
+    m_search->setPlaceholderText(tr("callId or bizNo"));
+    m_search->setClearButtonEnabled(true);
+    m_progress->setRange(0, 0); // busy: a cold read has no known length
+    m_progress->setMaximumWidth(120);
+    m_progress->hide();
+    m_cancel->hide();
+    auto* copy = new QPushButton(tr("Copy callId"), this);
+    auto* bar = new QHBoxLayout;
+    bar->addWidget(new QLabel(tr("Call:"), this));
+    bar->addWidget(m_search, 1);
+    bar->addWidget(m_go);
+    bar->addWidget(m_progress);
+    bar->addWidget(m_cancel);
+    bar->addWidget(copy);
+    QFont tf = m_title->font();
+    tf.setBold(true);
+    tf.setPointSizeF(tf.pointSizeF() * 1.2);
+    m_title->setFont(tf);
+    m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* outline = new QHBoxLayout;
+    outline->addWidget(m_title, 1);
+    outline->addWidget(new QLabel(tr("Outline evidence of:"), this));
+    outline->addWidget(m_anomaly);
+    m_details->setOpenLinks(false);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(m_timeline);
+    split->addWidget(m_details);
+    split->setStretchFactor(0, 2);
+    split->setStretchFactor(1, 3);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(bar);
+    layout->addLayout(outline);
+    layout->addWidget(split, 1);
+
+    connect(m_search, &QLineEdit::returnPressed, this, [this] { lookup(m_search->text()); });
+    connect(m_go, &QPushButton::clicked, this, [this] { lookup(m_search->text()); });
+    connect(m_cancel, &QPushButton::clicked, this, [this] {
+        ++m_generation; // the answer of the cancelled lookup is dropped
+        emit cancelRequested();
+        setBusy(false);
+        m_title->setText(tr("Cancelled"));
+    });
+    connect(copy, &QPushButton::clicked, this,
+            [this] { QApplication::clipboard()->setText(m_callId); });
+    connect(m_details, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
+        if (url.scheme() == QLatin1String("call"))
+            lookup(url.path());
+    });
+    connect(m_anomaly, &QComboBox::currentIndexChanged, this, [this](int i) {
+        QSet<QString> keys;
+        if (i > 0 && static_cast<std::size_t>(i - 1) < m_anomalies.size())
+            keys = evidenceKeys(m_anomalies[static_cast<std::size_t>(i - 1)].evidence,
+                                m_callId.toStdString());
+        m_timeline->setTimeline(m_current, keys);
+    });
+}
+
+void DrilldownView::focusSearch() {
+    m_search->setFocus();
+    m_search->selectAll();
+}
+
+void DrilldownView::setBusy(bool busy) {
+    m_progress->setVisible(busy);
+    m_cancel->setVisible(busy);
+    m_go->setEnabled(!busy);
+}
+
+void DrilldownView::lookup(const QString& query) {
+    const QString q = query.trimmed();
+    if (q.isEmpty())
+        return;
+    m_search->setText(q);
+    setBusy(true);
+    m_title->setText(tr("Looking up %1\u2026").arg(q));
+    emit callRequested(q, ++m_generation);
+}
+
+void DrilldownView::showDetail(const CallDetail& d) {
+    if (d.generation != m_generation)
+        return; // superseded by a later lookup
+    setBusy(false);
+    if (!d.found) {
+        m_title->setText(qs(d.message));
+        m_timeline->clear();
+        m_details->clear();
+        return;
+    }
+    m_callId = qs(d.timeline.callId);
+    m_current = d.timeline;
+    m_anomalies = d.anomalies;
+    m_title->setText(m_callId + (d.timeline.bizNo.empty() ? QString()
+                                                          : QStringLiteral("   bizNo ") +
+                                                                qs(d.timeline.bizNo)));
+    m_anomaly->blockSignals(true);
+    m_anomaly->clear();
+    m_anomaly->addItem(tr("(none)"));
+    for (const Anomaly& a : d.anomalies)
+        m_anomaly->addItem(qs(toString(a.kind)) + QStringLiteral(" \u2014 ") + qs(toString(a.severity)));
+    m_anomaly->setCurrentIndex(d.anomalies.empty() ? 0 : 1);
+    m_anomaly->blockSignals(false);
+    m_timeline->setTimeline(d.timeline, d.anomalies.empty()
+                                            ? QSet<QString>{}
+                                            : evidenceKeys(d.anomalies.front().evidence,
+                                                           d.timeline.callId));
+    m_details->setHtml(detailsHtml(d));
+}
+
+QString DrilldownView::detailsHtml(const CallDetail& d) const {
+    const CallTimeline& t = d.timeline;
+    QString h;
+    h += QStringLiteral("<h3>Diagnosis</h3><p><b>") + esc(d.diagnosis.verdict) + QStringLiteral("</b></p><ol>");
+    for (const DiagnosisStep& s : d.diagnosis.steps)
+        h += QStringLiteral("<li>") + esc(s.question) + QStringLiteral(" ") +
+             (s.decisive ? QStringLiteral("<b>") + esc(s.answer) + QStringLiteral("</b> \u2190 decisive")
+                         : esc(s.answer)) +
+             QStringLiteral("</li>");
+    h += QStringLiteral("</ol>");
+    if (!d.diagnosis.siblingCallIds.empty()) {
+        h += QStringLiteral("<p>Sibling callIds (same request under another key): ");
+        for (const auto& id : d.diagnosis.siblingCallIds)
+            h += QStringLiteral("<a href=\"call:") + esc(id) + QStringLiteral("\">") + esc(id) +
+                 QStringLiteral("</a> ");
+        h += QStringLiteral("</p>");
+    }
+    if (d.otherMatches.size() > 1) {
+        h += QStringLiteral("<p>This bizNo names several callIds: ");
+        for (const auto& id : d.otherMatches)
+            h += QStringLiteral("<a href=\"call:") + esc(id) + QStringLiteral("\">") + esc(id) +
+                 QStringLiteral("</a> ");
+        h += QStringLiteral("</p>");
+    }
+    if (!d.diagnosis.evidence.empty()) {
+        h += QStringLiteral("<p>Evidence:</p><table cellspacing=0 cellpadding=2>");
+        for (const Evidence& e : d.diagnosis.evidence)
+            h += QStringLiteral("<tr><td><tt>") + when(e.at) + QStringLiteral("</tt></td><td>") +
+                 esc(e.callId) + QStringLiteral("</td><td>") + esc(e.what) + QStringLiteral("</td></tr>");
+        h += QStringLiteral("</table>");
+    }
+    h += QStringLiteral("<h3>Anomalies</h3>");
+    if (d.anomalies.empty())
+        h += QStringLiteral("<p>none</p>");
+    for (const Anomaly& a : d.anomalies)
+        h += QStringLiteral("<p><span style=\"color:") + severityColor(toString(a.severity)).name() +
+             QStringLiteral("\"><b>[") + qs(toString(a.severity)) + QStringLiteral("] ") +
+             qs(toString(a.kind)) + QStringLiteral("</b></span> ") +
+             (a.open ? QString() : QStringLiteral("(resolved) ")) + esc(a.summary) + QStringLiteral("</p>");
+    h += QStringLiteral("<h3>Server record</h3>");
+    if (!t.record.present) {
+        h += QStringLiteral("<p>no record</p>");
+    } else {
+        h += QStringLiteral("<table cellspacing=0 cellpadding=2><tr><td>status</td><td><b>") +
+             esc(t.record.status) + QStringLiteral("</b></td></tr><tr><td>request digest</td><td><tt>") +
+             esc(t.record.digest) + QStringLiteral("</tt></td></tr><tr><td>first source</td><td>") +
+             esc(t.record.firstSource) + QStringLiteral("</td></tr><tr><td>lock_version</td><td>") +
+             QString::number(t.record.lockVersion) + QStringLiteral("</td></tr><tr><td>created</td><td>") +
+             when(t.record.createdAt) + QStringLiteral("</td></tr><tr><td>updated</td><td>") +
+             when(t.record.updatedAt) + QStringLiteral("</td></tr><tr><td>expires</td><td>") +
+             when(t.record.expireAt) + QStringLiteral("</td></tr></table>");
+    }
+    const auto section = [&](const char* title, Lane lane) {
+        h += QStringLiteral("<h3>") + QString::fromUtf8(title) +
+             QStringLiteral("</h3><table cellspacing=0 cellpadding=2>");
+        int n = 0;
+        for (const TimelineEntry& e : t.entries) {
+            if (e.lane != lane)
+                continue;
+            ++n;
+            h += QStringLiteral("<tr><td><tt>") + when(e.at) + QStringLiteral("</tt></td><td>") +
+                 esc(e.text) + QStringLiteral("</td></tr>");
+        }
+        if (!n)
+            h += QStringLiteral("<tr><td>none</td></tr>");
+        h += QStringLiteral("</table>");
+    };
+    section("Attempts", Lane::Attempt);
+    section("Receipts", Lane::Receipt);
+    section("Caller events", Lane::CallerView);
+    if (!d.message.empty())
+        h += QStringLiteral("<p><i>") + esc(d.message) + QStringLiteral("</i></p>");
+    return h;
+}
+
+} // namespace callscope

@@ -1,0 +1,203 @@
+#include "views/overview_view.h"
+
+#include "views/palette.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QDateTime>
+#include <QDateTimeAxis>
+#include <QFrame>
+#include <QGridLayout>
+#include <QLabel>
+#include <QLineSeries>
+#include <QValueAxis>
+
+namespace callscope {
+namespace {
+
+constexpr std::size_t kHistory = 600; // points: ten minutes at one a second
+
+QChartView* viewOf(QChart* chart, QWidget* parent) {
+    auto* v = new QChartView(chart, parent);
+    v->setRenderHint(QPainter::Antialiasing);
+    v->setMinimumHeight(220);
+    return v;
+}
+
+void styleChart(QChart* c, const QString& title) {
+    c->setTitle(title);
+    c->setMargins(QMargins(4, 4, 4, 4));
+    c->legend()->setAlignment(Qt::AlignBottom);
+    c->setBackgroundRoundness(0);
+    c->setAnimationOptions(QChart::NoAnimation);
+}
+
+} // namespace
+
+QWidget* OverviewView::tile(const QString& title, QLabel** value) {
+    auto* frame = new QFrame(this);
+    frame->setFrameShape(QFrame::StyledPanel);
+    auto* l = new QVBoxLayout(frame);
+    auto* t = new QLabel(title, frame);
+    *value = new QLabel(QStringLiteral("\u2014"), frame);
+    QFont f = (*value)->font();
+    f.setPointSizeF(f.pointSizeF() * 1.8);
+    f.setBold(true);
+    (*value)->setFont(f);
+    l->addWidget(t);
+    l->addWidget(*value);
+    return frame;
+}
+
+OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
+    auto* tiles = new QGridLayout;
+    const auto add = [&](int r, int c, const QString& title, QLabel** v) {
+        tiles->addWidget(tile(title, v), r, c);
+    };
+    add(0, 0, tr("Records PROCESSING"), &m_processing);
+    add(0, 1, tr("Records SUCCESS"), &m_success);
+    add(0, 2, tr("Records FAILED"), &m_failed);
+    add(0, 3, tr("Receipts / s"), &m_receipts);
+    add(0, 4, tr("Attempts / s"), &m_attempts);
+    add(1, 0, tr("Open critical"), &m_critical);
+    add(1, 1, tr("Open warning"), &m_warning);
+    add(1, 2, tr("Open info"), &m_info);
+    add(1, 3, tr("CallIds tracked"), &m_calls);
+    add(1, 4, tr("Rejected messages"), &m_rejected);
+    m_critical->setStyleSheet(QStringLiteral("color: %1").arg(severityColor("critical").name()));
+    m_warning->setStyleSheet(QStringLiteral("color: %1").arg(severityColor("warning").name()));
+
+    m_throughputChart = new QChart;
+    styleChart(m_throughputChart, tr("Throughput (per second)"));
+    const char* names[4] = {"receipts", "attempts", "caller events", "record changes"};
+    m_throughputX = new QDateTimeAxis;
+    m_throughputX->setFormat(QStringLiteral("HH:mm:ss"));
+    m_throughputY = new QValueAxis;
+    m_throughputY->setLabelFormat(QStringLiteral("%.0f"));
+    m_throughputChart->addAxis(m_throughputX, Qt::AlignBottom);
+    m_throughputChart->addAxis(m_throughputY, Qt::AlignLeft);
+    for (int k = 0; k < 4; ++k) {
+        m_throughput[k] = new QLineSeries;
+        m_throughput[k]->setName(QString::fromUtf8(names[k]));
+        m_throughputChart->addSeries(m_throughput[k]);
+        m_throughput[k]->attachAxis(m_throughputX);
+        m_throughput[k]->attachAxis(m_throughputY);
+    }
+
+    auto* ageChart = new QChart;
+    styleChart(ageChart, tr("PROCESSING records by age"));
+    m_ages = new QBarSet(tr("records"));
+    for (std::size_t i = 0; i < kAgeBucketNames.size(); ++i)
+        *m_ages << 0;
+    m_ages->setColor(stateColor("PROCESSING"));
+    auto* bars = new QBarSeries;
+    bars->append(m_ages);
+    ageChart->addSeries(bars);
+    auto* cats = new QBarCategoryAxis;
+    for (const char* n : kAgeBucketNames)
+        cats->append(QString::fromUtf8(n));
+    m_agesY = new QValueAxis;
+    m_agesY->setLabelFormat(QStringLiteral("%.0f"));
+    ageChart->addAxis(cats, Qt::AlignBottom);
+    ageChart->addAxis(m_agesY, Qt::AlignLeft);
+    bars->attachAxis(cats);
+    bars->attachAxis(m_agesY);
+    ageChart->legend()->hide();
+
+    m_anomalyChart = new QChart;
+    styleChart(m_anomalyChart, tr("Open anomalies by kind"));
+    m_anomalyX = new QDateTimeAxis;
+    m_anomalyX->setFormat(QStringLiteral("HH:mm:ss"));
+    m_anomalyY = new QValueAxis;
+    m_anomalyY->setLabelFormat(QStringLiteral("%.0f"));
+    m_anomalyChart->addAxis(m_anomalyX, Qt::AlignBottom);
+    m_anomalyChart->addAxis(m_anomalyY, Qt::AlignLeft);
+
+    auto* charts = new QGridLayout;
+    charts->addWidget(viewOf(m_throughputChart, this), 0, 0, 1, 2);
+    charts->addWidget(viewOf(ageChart, this), 1, 0);
+    charts->addWidget(viewOf(m_anomalyChart, this), 1, 1);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(tiles);
+    layout->addLayout(charts, 1);
+}
+
+void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>& openByKind,
+                          const std::array<int, 3>& openBySeverity) {
+    m_critical->setText(QString::number(openBySeverity[2]));
+    m_warning->setText(QString::number(openBySeverity[1]));
+    m_info->setText(QString::number(openBySeverity[0]));
+    if (!s.statsIncluded)
+        return;
+    m_processing->setText(QString::number(s.recordsByStatus[0]));
+    m_success->setText(QString::number(s.recordsByStatus[1]));
+    m_failed->setText(QString::number(s.recordsByStatus[2]));
+    m_receipts->setText(QString::number(s.receiptsPerSec, 'f', 1));
+    m_attempts->setText(QString::number(s.attemptsPerSec, 'f', 1));
+    m_calls->setText(QString::number(s.calls));
+    m_rejected->setText(QString::number(s.rejected));
+    if (!s.rejectedSamples.empty()) {
+        QStringList tip;
+        for (const auto& x : s.rejectedSamples)
+            tip << qs(x);
+        m_rejected->setToolTip(tip.join(QLatin1Char('\n')));
+    }
+
+    m_points.push_back({s.at, {s.receiptsPerSec, s.attemptsPerSec, s.callerEventsPerSec,
+                               s.recordsPerSec}});
+    while (m_points.size() > kHistory)
+        m_points.pop_front();
+    double top = 1;
+    for (int k = 0; k < 4; ++k) {
+        QList<QPointF> pts;
+        pts.reserve(static_cast<qsizetype>(m_points.size()));
+        for (const Point& p : m_points) {
+            pts.append(QPointF(double(p.at), p.values[k]));
+            top = std::max(top, p.values[k]);
+        }
+        m_throughput[k]->replace(pts); // one bulk update per series
+    }
+    const EpochMillis first = m_points.front().at;
+    m_throughputX->setRange(QDateTime::fromMSecsSinceEpoch(first),
+                            QDateTime::fromMSecsSinceEpoch(std::max(s.at, first + 10'000)));
+    m_throughputY->setRange(0, top * 1.1);
+
+    int ageTop = 1;
+    for (std::size_t i = 0; i < s.processingAges.size(); ++i) {
+        m_ages->replace(static_cast<qsizetype>(i), s.processingAges[i]);
+        ageTop = std::max(ageTop, s.processingAges[i]);
+    }
+    m_agesY->setRange(0, ageTop * 1.1);
+
+    m_anomalyPoints.emplace_back(s.at, openByKind);
+    while (m_anomalyPoints.size() > kHistory)
+        m_anomalyPoints.pop_front();
+    int anomalyTop = 1;
+    for (std::size_t k = 0; k < openByKind.size(); ++k) {
+        if (openByKind[k] == 0 && !m_anomalySeries.count(static_cast<int>(k)))
+            continue;
+        QLineSeries*& series = m_anomalySeries[static_cast<int>(k)];
+        if (!series) {
+            series = new QLineSeries;
+            series->setName(qs(kAnomalyKindNames[k]));
+            m_anomalyChart->addSeries(series);
+            series->attachAxis(m_anomalyX);
+            series->attachAxis(m_anomalyY);
+        }
+        QList<QPointF> pts;
+        for (const auto& [at, counts] : m_anomalyPoints) {
+            pts.append(QPointF(double(at), counts[k]));
+            anomalyTop = std::max(anomalyTop, counts[k]);
+        }
+        series->replace(pts);
+    }
+    m_anomalyX->setRange(QDateTime::fromMSecsSinceEpoch(m_anomalyPoints.front().first),
+                         QDateTime::fromMSecsSinceEpoch(
+                             std::max(s.at, m_anomalyPoints.front().first + 10'000)));
+    m_anomalyY->setRange(0, anomalyTop * 1.15);
+}
+
+} // namespace callscope

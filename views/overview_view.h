@@ -1,0 +1,51 @@
+#pragma once
+// Live KPIs and charts: throughput over time, PROCESSING age histogram,
+// open anomalies over time by kind. Series are updated in place.
+#include "models/dashboard_data.h"
+
+#include <QWidget>
+
+#include <deque>
+#include <map>
+
+class QLabel;
+class QChart;
+class QChartView;
+class QLineSeries;
+class QBarSet;
+class QDateTimeAxis;
+class QValueAxis;
+
+namespace callscope {
+
+class OverviewView : public QWidget {
+    Q_OBJECT
+public:
+    explicit OverviewView(QWidget* parent = nullptr);
+    // `openByKind` and `openBySeverity` come from the anomaly model.
+    void update(const DashboardSnapshot& s, const std::array<int, 11>& openByKind,
+                const std::array<int, 3>& openBySeverity);
+
+private:
+    QWidget* tile(const QString& title, QLabel** value);
+    struct Point {
+        EpochMillis at;
+        double values[4];
+    };
+    QLabel *m_processing, *m_success, *m_failed, *m_receipts, *m_attempts, *m_critical,
+        *m_warning, *m_info, *m_calls, *m_rejected;
+    QChart* m_throughputChart;
+    QLineSeries* m_throughput[4];
+    QDateTimeAxis* m_throughputX;
+    QValueAxis* m_throughputY;
+    QBarSet* m_ages;
+    QValueAxis* m_agesY;
+    QChart* m_anomalyChart;
+    QDateTimeAxis* m_anomalyX;
+    QValueAxis* m_anomalyY;
+    std::map<int, QLineSeries*> m_anomalySeries; // by kind, added when first seen
+    std::deque<Point> m_points;
+    std::deque<std::pair<EpochMillis, std::array<int, 11>>> m_anomalyPoints;
+};
+
+} // namespace callscope

@@ -1,0 +1,49 @@
+#include "views/palette.h"
+
+#include <QHash>
+
+namespace callscope {
+
+QString qs(std::string_view text) {
+    return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
+}
+
+QColor stateColor(std::string_view s) {
+    if (s == "PROCESSING" || s == "AWAITING_RESPONSE" || s == "IN_PROGRESS")
+        return QColor(0x3d, 0x8e, 0xd9); // blue: work under way
+    if (s == "SUCCESS" || s == "CONFIRMED_SUCCESS" || s == "REPLAYED")
+        return QColor(0x2e, 0xa0, 0x4f); // green
+    if (s == "FAILED" || s == "CONFIRMED_FAILED" || s == "DIGEST_CONFLICT")
+        return QColor(0xd1, 0x3b, 0x3b); // red
+    if (s == "EXPIRED" || s == "ABSENT")
+        return QColor(0x8a, 0x8f, 0x98); // grey
+    if (s == "TIMEOUT_UNKNOWN")
+        return QColor(0xe0, 0x8a, 0x1e); // amber: result unknown
+    if (s == "AWAITING_RECEIPT")
+        return QColor(0xc9, 0xa2, 0x27);
+    if (s == "ESCALATED")
+        return QColor(0x9b, 0x4d, 0xca); // violet: a human must look
+    if (s == "INITIATED")
+        return QColor(0x7f, 0xa7, 0xc9);
+    if (s == "EXECUTED")
+        return QColor(0x1f, 0x6f, 0xb5);
+    if (s == "REOCCUPIED")
+        return QColor(0xb5, 0x5d, 0x1f);
+    return QColor(0x9e, 0x9e, 0x9e);
+}
+
+QColor severityColor(std::string_view s) {
+    if (s == "critical")
+        return QColor(0xd1, 0x3b, 0x3b);
+    if (s == "warning")
+        return QColor(0xe0, 0x8a, 0x1e);
+    return QColor(0x3d, 0x8e, 0xd9);
+}
+
+QColor instanceColor(const QString& instance) {
+    // Golden-angle hues from a stable hash: neighbours in a list differ.
+    const auto h = static_cast<int>((qHash(instance, 0x5eed) % 360u) * 137 % 360);
+    return QColor::fromHsl(h, 150, 115);
+}
+
+} // namespace callscope
