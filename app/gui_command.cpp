@@ -3,7 +3,7 @@
 #include "app/gui_command.h"
 
 #include "app/cli_args.h"
-#include "app/dashboard_backend.h"
+#include "app/dashboard_controller.h"
 #include "app/demo_environment.h"
 #include "connectors/simulator.h"
 #include "views/anomaly_table_model.h"
@@ -38,64 +38,6 @@ dashboard on it. Everything is removed on exit.
   --screenshot DIR  write overview.png, anomalies.png, drilldown.png and
                     instances.png into DIR after --after seconds, then exit
 )";
-
-// Owns the model thread; restarting it is how the time window changes.
-class Dashboard : public QObject {
-public:
-    Dashboard(const Config& config, MonitorOptions options, MainWindow* window)
-        : m_config(config), m_options(options), m_window(window) {
-        QObject::connect(window, &MainWindow::windowRequested, this,
-                         [this](qint64 ms, const QString& label) {
-                             start(ms > 0 ? nowMillis() - ms : nowMillis());
-                             m_window->setWindowChoice(label);
-                         });
-    }
-    ~Dashboard() override { stop(); }
-
-    void start(EpochMillis since) {
-        stop();
-        m_thread = new QThread;
-        m_backend = new DashboardBackend(m_config, m_options, since);
-        m_backend->moveToThread(m_thread);
-        QObject::connect(m_thread, &QThread::started, m_backend, &DashboardBackend::start);
-        QObject::connect(m_backend, &DashboardBackend::snapshotReady, m_window,
-                         &MainWindow::takeSnapshot);
-        QObject::connect(m_backend, &DashboardBackend::callReady, m_window, &MainWindow::takeCall);
-        QObject::connect(m_backend, &DashboardBackend::status, m_window, &MainWindow::setStatus);
-        QObject::connect(m_backend, &DashboardBackend::fatal, m_window, &MainWindow::showFatal);
-        QObject::connect(m_window, &MainWindow::callRequested, m_backend,
-                         &DashboardBackend::requestCall);
-        QPointer<DashboardBackend> guard(m_backend);
-        m_cancel = QObject::connect(m_window, &MainWindow::cancelCallRequested, m_window, [guard] {
-            if (guard) // cancelling touches only an atomic: no need to wait for the thread
-                guard->cancelCall();
-        });
-        m_thread->start();
-    }
-
-    void stop() {
-        if (!m_thread)
-            return;
-        QObject::disconnect(m_cancel);
-        m_backend->requestStop();
-        m_backend->cancelCall();
-        QMetaObject::invokeMethod(m_backend, &DashboardBackend::stop, Qt::BlockingQueuedConnection);
-        m_backend->deleteLater();
-        QObject::connect(m_thread, &QThread::finished, m_thread, &QObject::deleteLater);
-        m_thread->quit();
-        m_thread->wait();
-        m_thread = nullptr;
-        m_backend = nullptr;
-    }
-
-private:
-    Config m_config;
-    MonitorOptions m_options;
-    MainWindow* m_window;
-    QThread* m_thread = nullptr;
-    DashboardBackend* m_backend = nullptr;
-    QMetaObject::Connection m_cancel;
-};
 
 QString sourcesText(const Config& c) {
     return QString::fromStdString(redactDsn(c.postgres.dsn) + " \u00b7 " + c.kafka.brokers);
@@ -165,7 +107,7 @@ int runDashboard(int argc, char** argv, const Config& config, MonitorOptions opt
     QApplication::setOrganizationName(QStringLiteral("callscope"));
     QApplication::setApplicationName(QStringLiteral("callscope"));
     MainWindow window(sourcesText(config));
-    Dashboard dashboard(config, options, &window);
+    DashboardController dashboard(config, options, &window);
     dashboard.start(since);
     window.show();
     if (!callId.isEmpty())

@@ -222,7 +222,6 @@ std::uint32_t CallStore::add(const RecordObservation& o) {
     const std::int32_t created = toDt(c, o.createdAt), updated = toDt(c, o.updatedAt);
     const auto status = static_cast<std::uint8_t>(1 + static_cast<int>(o.status));
     const auto lock = static_cast<std::uint16_t>(std::clamp(o.lockVersion, 0, 65535));
-    m_counters.records++;
     if (c.hasRecord()) {
         if (c.created == created && c.updated == updated && c.record == status &&
             c.lockVersion == lock) {
@@ -249,6 +248,7 @@ std::uint32_t CallStore::add(const RecordObservation& o) {
     cs.record = status;
     cs.flags |= HasRecord;
     cs.firstSource = instanceId(o.firstSource);
+    m_counters.records++; // a change of the record, not a row read again
     append(i, makeEvent(updated, EventType::Record, static_cast<std::uint8_t>(o.status), slot, 0,
                         cs.firstSource, lock));
     return i;
@@ -261,7 +261,6 @@ std::uint32_t CallStore::add(const AttemptObservation& o) {
     CallState& c = m_calls[i];
     const std::int32_t arrived = toDt(c, o.arrivedAt), finished = toDt(c, o.finishedAt);
     const auto code = static_cast<std::uint8_t>(o.outcome);
-    m_counters.attempts++;
     const auto ev = mutableEvents(i);
     for (auto it = ev.rbegin(); it != ev.rend(); ++it) {
         if (it->type == EventType::Attempt && it->dt == arrived && it->instance == inst &&
@@ -273,6 +272,7 @@ std::uint32_t CallStore::add(const AttemptObservation& o) {
             return i;
         }
     }
+    m_counters.attempts++;
     append(i, makeEvent(arrived, EventType::Attempt, code, slot, 0, inst, finished));
     return i;
 }
@@ -312,13 +312,13 @@ std::uint32_t CallStore::add(const CallerObservation& o) {
     CallState& c = m_calls[i];
     const std::int32_t at = toDt(c, o.at);
     const auto code = static_cast<std::uint8_t>(o.state);
-    m_counters.callerEvents++;
     for (const CallEvent& e : events(i))
         if (e.type == EventType::Caller && e.dt == at && e.code == code && e.instance == inst &&
             e.aux == o.attempt) {
             m_counters.unchangedRows++; // delivered twice
             return i;
         }
+    m_counters.callerEvents++;
     append(i, makeEvent(at, EventType::Caller, code, slot, 0, inst, o.attempt));
     m_calls[i].caller = static_cast<std::uint8_t>(1 + code);
     return i;

@@ -101,6 +101,7 @@ struct CallState {
 };
 
 struct StoreCounters {
+    // Events kept: record changes, attempts, receipts (duplicates included), caller events.
     std::int64_t records = 0, attempts = 0, receipts = 0, callerEvents = 0;
     std::int64_t duplicateReceipts = 0, outOfOrderReceipts = 0, unchangedRows = 0;
     std::int64_t droppedEvents = 0; // beyond 65,535 events on one call

@@ -31,7 +31,7 @@ struct InstanceStats {
 
 // PROCESSING age buckets of the overview histogram.
 inline constexpr std::array<const char*, 8> kAgeBucketNames{
-    "<1s", "1-5s", "5-30s", "30s-1m", "1-5m", "5-15m", "15m-1h", ">1h"};
+    "0-1s", "1-5s", "5-30s", "30s-1m", "1-5m", "5-15m", "15m-1h", "1h+"};
 inline constexpr std::array<EpochMillis, 7> kAgeBucketLimits{
     1000, 5000, 30'000, 60'000, 300'000, 900'000, 3'600'000};
 

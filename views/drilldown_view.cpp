@@ -56,8 +56,9 @@ DrilldownView::DrilldownView(QWidget* parent)
     auto* split = new QSplitter(Qt::Vertical, this);
     split->addWidget(m_timeline);
     split->addWidget(m_details);
-    split->setStretchFactor(0, 2);
-    split->setStretchFactor(1, 3);
+    split->setStretchFactor(0, 0);
+    split->setStretchFactor(1, 1);
+    split->setSizes({250, 600});
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(bar);
     layout->addLayout(outline);

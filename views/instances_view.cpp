@@ -46,6 +46,8 @@ QVariant InstanceTableModel::data(const QModelIndex& index, int role) const {
         case OpenAnomalies: return s.anomalies;
         }
     }
+    if (role == Qt::TextAlignmentRole && index.column() != Instance)
+        return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::DecorationRole && index.column() == Instance)
         return instanceColor(qs(s.instance));
     return {};
@@ -77,7 +79,9 @@ InstancesView::InstancesView(QWidget* parent)
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(true);
-    m_table->setColumnWidth(0, 220);
+    m_table->setColumnWidth(0, 240);
+    for (int c = 1; c < InstanceTableModel::ColumnCount - 1; ++c)
+        m_table->setColumnWidth(c, 140);
     m_table->setAlternatingRowColors(true);
     auto* hint = new QLabel(tr("Select an instance to filter the anomalies to it."), this);
     auto* layout = new QVBoxLayout(this);

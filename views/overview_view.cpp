@@ -109,6 +109,7 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
 
     m_anomalyChart = new QChart;
     styleChart(m_anomalyChart, tr("Open anomalies by kind"));
+    m_anomalyChart->legend()->setAlignment(Qt::AlignRight);
     m_anomalyX = new QDateTimeAxis;
     m_anomalyX->setFormat(QStringLiteral("HH:mm:ss"));
     m_anomalyY = new QValueAxis;
@@ -170,7 +171,10 @@ void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>&
         m_ages->replace(static_cast<qsizetype>(i), s.processingAges[i]);
         ageTop = std::max(ageTop, s.processingAges[i]);
     }
-    m_agesY->setRange(0, ageTop * 1.1);
+    m_agesY->setRange(0, ageTop < 5 ? 5 : ageTop * 1.1);
+    m_agesY->setTickType(QValueAxis::TicksDynamic);
+    m_agesY->setTickAnchor(0);
+    m_agesY->setTickInterval(std::max(1, (ageTop + 4) / 5));
 
     m_anomalyPoints.emplace_back(s.at, openByKind);
     while (m_anomalyPoints.size() > kHistory)
@@ -197,7 +201,10 @@ void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>&
     m_anomalyX->setRange(QDateTime::fromMSecsSinceEpoch(m_anomalyPoints.front().first),
                          QDateTime::fromMSecsSinceEpoch(
                              std::max(s.at, m_anomalyPoints.front().first + 10'000)));
-    m_anomalyY->setRange(0, anomalyTop * 1.15);
+    m_anomalyY->setRange(0, anomalyTop < 5 ? 5 : anomalyTop * 1.15);
+    m_anomalyY->setTickType(QValueAxis::TicksDynamic);
+    m_anomalyY->setTickAnchor(0);
+    m_anomalyY->setTickInterval(std::max(1, (anomalyTop + 4) / 5));
 }
 
 } // namespace callscope

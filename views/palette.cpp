@@ -41,9 +41,20 @@ QColor severityColor(std::string_view s) {
 }
 
 QColor instanceColor(const QString& instance) {
-    // Golden-angle hues from a stable hash: neighbours in a list differ.
-    const auto h = static_cast<int>((qHash(instance, 0x5eed) % 360u) * 137 % 360);
-    return QColor::fromHsl(h, 150, 115);
+    // A qualitative palette picked by a stable hash of the name (FNV-1a), so
+    // an instance keeps its colour across views, runs and reports.
+    static const QColor palette[] = {
+        QColor(0x1f, 0x77, 0xb4), QColor(0xff, 0x7f, 0x0e), QColor(0x2c, 0xa0, 0x2c),
+        QColor(0x94, 0x67, 0xbd), QColor(0x8c, 0x56, 0x4b), QColor(0xe3, 0x77, 0xc2),
+        QColor(0x17, 0xbe, 0xcf), QColor(0xbc, 0xbd, 0x22), QColor(0x7f, 0x7f, 0x7f),
+        QColor(0xd6, 0x27, 0x28), QColor(0x39, 0x3b, 0x79), QColor(0x63, 0x79, 0x39)};
+    std::uint32_t h = 0x811C9DC5u;
+    for (const char c : instance.toUtf8()) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 0x01000193u;
+    }
+    h ^= h >> 15; // the last character (instance numbers) must move the index
+    return palette[h % (sizeof palette / sizeof palette[0])];
 }
 
 } // namespace callscope

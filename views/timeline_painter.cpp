@@ -158,9 +158,11 @@ void paintTimeline(QPainter& p, const TimelineLayout& l, const CallTimeline& t,
         }
     }
 
-    // Markers: at most one per pixel column and lane (hit-testing still sees all).
+    // Markers: at most one per pixel column and lane (hit-testing still sees
+    // all); receipts sharing a column show every version in one label.
     double lastX[2] = {-1e9, -1e9};
-    for (const TimelineEntry& e : t.entries) {
+    for (std::size_t k = 0; k < t.entries.size(); ++k) {
+        const TimelineEntry& e = t.entries[k];
         if (e.lane != Lane::Attempt && e.lane != Lane::Receipt)
             continue;
         if (!axis.visible(e.at) && !(e.lane == Lane::Attempt && e.until != kNoTime &&
@@ -182,11 +184,21 @@ void paintTimeline(QPainter& p, const TimelineLayout& l, const CallTimeline& t,
         p.setBrush(hollow ? QBrush(Qt::NoBrush) : QBrush(c));
         drawMarker(p, QPointF(x, y), e.state, e.lane, 6);
         if (e.lane == Lane::Receipt) {
+            QStringList versions;
+            for (std::size_t j = k; j < t.entries.size(); ++j) {
+                const TimelineEntry& r = t.entries[j];
+                if (r.lane != Lane::Receipt)
+                    continue;
+                if (std::floor(X(r.at)) != std::floor(x))
+                    break;
+                versions << QStringLiteral("v") + QString::number(r.number) +
+                                (r.outOfOrder ? QStringLiteral("\u21ba") : QString()) +
+                                (r.duplicate ? QStringLiteral("\u00d72") : QString());
+            }
             p.setPen(text);
             p.setFont(small);
-            p.drawText(QRectF(x - 20, y - 25, 40, 12), Qt::AlignCenter,
-                       QStringLiteral("v") + QString::number(e.number) +
-                           (e.outOfOrder ? QStringLiteral("\u21ba") : QString()));
+            p.drawText(QRectF(x - 40, y - 25, 80, 12), Qt::AlignCenter,
+                       versions.join(QLatin1Char(' ')));
             p.setFont(font);
         }
         if (outlined.contains(entryKey(e))) {

@@ -1,0 +1,70 @@
+#pragma once
+// Wires a MainWindow to a DashboardBackend on its own thread; restarting the
+// backend is how the time window changes.
+#include "app/dashboard_backend.h"
+#include "views/main_window.h"
+
+#include <QPointer>
+#include <QThread>
+
+namespace callscope {
+
+// Owns the model thread; restarting it is how the time window changes.
+class DashboardController : public QObject {
+public:
+    DashboardController(const Config& config, MonitorOptions options, MainWindow* window)
+        : m_config(config), m_options(options), m_window(window) {
+        QObject::connect(window, &MainWindow::windowRequested, this,
+                         [this](qint64 ms, const QString& label) {
+                             start(ms > 0 ? nowMillis() - ms : nowMillis());
+                             m_window->setWindowChoice(label);
+                         });
+    }
+    ~DashboardController() override { stop(); }
+
+    void start(EpochMillis since) {
+        stop();
+        m_thread = new QThread;
+        m_backend = new DashboardBackend(m_config, m_options, since);
+        m_backend->moveToThread(m_thread);
+        QObject::connect(m_thread, &QThread::started, m_backend, &DashboardBackend::start);
+        QObject::connect(m_backend, &DashboardBackend::snapshotReady, m_window,
+                         &MainWindow::takeSnapshot);
+        QObject::connect(m_backend, &DashboardBackend::callReady, m_window, &MainWindow::takeCall);
+        QObject::connect(m_backend, &DashboardBackend::status, m_window, &MainWindow::setStatus);
+        QObject::connect(m_backend, &DashboardBackend::fatal, m_window, &MainWindow::showFatal);
+        QObject::connect(m_window, &MainWindow::callRequested, m_backend,
+                         &DashboardBackend::requestCall);
+        QPointer<DashboardBackend> guard(m_backend);
+        m_cancel = QObject::connect(m_window, &MainWindow::cancelCallRequested, m_window, [guard] {
+            if (guard) // cancelling touches only an atomic: no need to wait for the thread
+                guard->cancelCall();
+        });
+        m_thread->start();
+    }
+
+    void stop() {
+        if (!m_thread)
+            return;
+        QObject::disconnect(m_cancel);
+        m_backend->requestStop();
+        m_backend->cancelCall();
+        QMetaObject::invokeMethod(m_backend, &DashboardBackend::stop, Qt::BlockingQueuedConnection);
+        m_backend->deleteLater();
+        QObject::connect(m_thread, &QThread::finished, m_thread, &QObject::deleteLater);
+        m_thread->quit();
+        m_thread->wait();
+        m_thread = nullptr;
+        m_backend = nullptr;
+    }
+
+private:
+    Config m_config;
+    MonitorOptions m_options;
+    MainWindow* m_window;
+    QThread* m_thread = nullptr;
+    DashboardBackend* m_backend = nullptr;
+    QMetaObject::Connection m_cancel;
+};
+
+} // namespace callscope

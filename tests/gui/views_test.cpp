@@ -1,0 +1,221 @@
+// The dashboard's widgets offscreen, fed directly (no servers): the anomaly
+// table sorts, filters and opens the drill-down; the timeline draws both
+// lanes with the right bands; the item models pass QAbstractItemModelTester.
+#include "models/call_store.h"
+#include "models/diagnosis.h"
+#include "views/anomalies_view.h"
+#include "views/anomaly_table_model.h"
+#include "views/drilldown_view.h"
+#include "views/instances_view.h"
+#include "views/main_window.h"
+#include "views/palette.h"
+#include "views/timeline_painter.h"
+#include "views/timeline_widget.h"
+
+#include <QAbstractItemModelTester>
+#include <QApplication>
+#include <QImage>
+#include <QKeyEvent>
+#include <QPainter>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTest>
+#include <QTextBrowser>
+
+#include <gtest/gtest.h>
+
+using namespace callscope;
+
+namespace {
+
+constexpr EpochMillis T0 = 1'716'200'000'000;
+
+Anomaly anomaly(std::uint64_t id, AnomalyKind kind, Severity sev, std::vector<std::string> ids,
+                std::string instance, bool open = true) {
+    Anomaly a;
+    a.id = id;
+    a.kind = kind;
+    a.severity = sev;
+    a.callIds = std::move(ids);
+    a.instances = {std::move(instance)};
+    a.open = open;
+    a.firstEventAt = T0 + static_cast<EpochMillis>(id) * 1000;
+    a.detectedAt = a.firstEventAt + 100;
+    a.summary = "summary of " + std::string(toString(kind));
+    return a;
+}
+
+std::vector<AnomalyChange> sample() {
+    return {{ChangeKind::Opened, anomaly(1, AnomalyKind::StuckProcessing, Severity::Warning, {"c-stuck"}, "api-1")},
+            {ChangeKind::Opened, anomaly(2, AnomalyKind::KeyRotation, Severity::Critical, {"c-a", "c-b"}, "api-2")},
+            {ChangeKind::Opened, anomaly(3, AnomalyKind::OrphanReceipt, Severity::Info, {"c-orphan"}, "")},
+            {ChangeKind::Opened, anomaly(4, AnomalyKind::CallerStuck, Severity::Warning, {"c-wait"}, "api-1", false)}};
+}
+
+CallTimeline scriptedTimeline() {
+    CallStore s;
+    const std::string d(64, 'a');
+    CallerObservation e{"c1", CallerState::Initiated, T0, "api-1", 0, "B1", d, "t", {}};
+    s.add(e);
+    e.state = CallerState::AwaitingResponse;
+    e.at = T0 + 1;
+    e.attempt = 1;
+    s.add(e);
+    s.add(RecordObservation{"c1", d, RecordStatus::Processing, "api-1", 0, T0 + 2, T0 + 2, T0 + 86'400'000});
+    AttemptObservation a;
+    a.callId = "c1";
+    a.digest = d;
+    a.sourceInstance = "api-1";
+    a.arrivedAt = T0 + 2;
+    a.finishedAt = T0 + 400;
+    s.add(a);
+    s.add(RecordObservation{"c1", d, RecordStatus::Success, "api-1", 0, T0 + 2, T0 + 400, T0 + 86'400'000});
+    ReceiptObservation r;
+    r.callId = "c1";
+    r.status = RecordStatus::Success;
+    r.version = 2;
+    r.origin.kafkaTimestamp = T0 + 420;
+    r.sourceInstance = "pay-1";
+    s.add(r);
+    e.state = CallerState::ConfirmedSuccess;
+    e.at = T0 + 401;
+    s.add(e);
+    return buildTimeline(s, 0, T0 + 800);
+}
+
+} // namespace
+
+TEST(AnomalyTable, ModelPassesTheTesterAndAppliesBatches) {
+    AnomalyTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+    model.applyChanges(sample());
+    EXPECT_EQ(model.rowCount(), 4);
+    EXPECT_EQ(inserted.count(), 1); // one insert for the whole batch
+    Anomaly resolved = model.anomaly(0);
+    resolved.open = false;
+    model.applyChanges({{ChangeKind::Resolved, resolved}});
+    EXPECT_EQ(model.rowCount(), 4);
+    EXPECT_EQ(model.index(0, AnomalyTableModel::State).data().toString(), QStringLiteral("resolved"));
+}
+
+TEST(AnomalyTable, SortsFiltersAndOpensTheDrillDown) {
+    AnomalyTableModel model;
+    model.applyChanges(sample());
+    AnomaliesView view(&model);
+    view.resize(1200, 500);
+    QAbstractItemModelTester tester(view.filter(), QAbstractItemModelTester::FailureReportingMode::Fatal);
+    auto* proxy = view.filter();
+    EXPECT_EQ(proxy->rowCount(), 3); // resolved hidden until asked
+    // Sorted by severity, most severe first.
+    EXPECT_EQ(proxy->index(0, AnomalyTableModel::Kind).data().toString(), QStringLiteral("key_rotation"));
+    EXPECT_EQ(proxy->index(2, AnomalyTableModel::Kind).data().toString(), QStringLiteral("orphan_receipt"));
+    proxy->setShowResolved(true);
+    EXPECT_EQ(proxy->rowCount(), 4);
+    proxy->setKind(QStringLiteral("caller_stuck"));
+    EXPECT_EQ(proxy->rowCount(), 1);
+    proxy->setKind({});
+    proxy->setMinSeverity(2);
+    EXPECT_EQ(proxy->rowCount(), 1);
+    proxy->setMinSeverity(0);
+    proxy->setInstance(QStringLiteral("api-1"));
+    EXPECT_EQ(proxy->rowCount(), 2);
+    proxy->setInstance({});
+    proxy->setText(QStringLiteral("C-ORPHAN"));
+    EXPECT_EQ(proxy->rowCount(), 1);
+    proxy->setText({});
+
+    QSignalSpy open(&view, &AnomaliesView::openCall);
+    view.table()->setCurrentIndex(proxy->index(0, 0));
+    QTest::keyClick(view.table(), Qt::Key_Return);
+    ASSERT_EQ(open.count(), 1);
+    EXPECT_EQ(open.at(0).at(0).toString(), QStringLiteral("c-a"));
+    view.grab().save(QStringLiteral("anomalies-view.png"));
+}
+
+TEST(Timeline, BothLanesAreDrawnWithTheRightBands) {
+    const CallTimeline t = scriptedTimeline();
+    TimelineWidget w;
+    w.resize(1000, 260);
+    w.setTimeline(t, {});
+    QImage img(w.size(), QImage::Format_ARGB32);
+    img.fill(Qt::white);
+    {
+        QPainter p(&img);
+        paintTimeline(p, TimelineLayout::forRect(QRectF(w.rect())), t, w.axis(), {}, w.palette());
+    }
+    img.save(QStringLiteral("timeline.png"));
+    const TimelineLayout l = TimelineLayout::forRect(QRectF(w.rect()));
+    const auto colourAt = [&](const QRectF& lane, EpochMillis at) {
+        return img.pixelColor(int(l.serverLane.left() + w.axis().x(at)), int(lane.center().y() + 8));
+    };
+    // Server record: PROCESSING until T0+400, then SUCCESS.
+    EXPECT_EQ(colourAt(l.serverLane, T0 + 200), stateColor("PROCESSING"));
+    EXPECT_EQ(colourAt(l.serverLane, T0 + 415), stateColor("SUCCESS"));
+    // Caller view: AWAITING_RESPONSE, then CONFIRMED_SUCCESS.
+    EXPECT_EQ(colourAt(l.callerLane, T0 + 200), stateColor("AWAITING_RESPONSE"));
+    EXPECT_EQ(colourAt(l.callerLane, T0 + 415), stateColor("CONFIRMED_SUCCESS"));
+    // Hover finds the attempt marker.
+    const QPointF atAttempt(l.serverLane.left() + w.axis().x(T0 + 2), l.attemptLane.center().y());
+    const int k = timelineEntryAt(l, t, w.axis(), atAttempt);
+    ASSERT_GE(k, 0);
+    EXPECT_EQ(t.entries[static_cast<std::size_t>(k)].lane, Lane::Attempt);
+}
+
+TEST(Timeline, ZoomAndPanKeepTheLanesUsable) {
+    TimelineWidget w;
+    w.resize(1000, 260);
+    w.setTimeline(scriptedTimeline(), {});
+    const EpochMillis span = w.axis().to - w.axis().from;
+    QTest::keyClick(&w, Qt::Key_Plus);
+    EXPECT_LT(w.axis().to - w.axis().from, span);
+    QTest::keyClick(&w, Qt::Key_0);
+    EXPECT_EQ(w.axis().to - w.axis().from, span);
+    const EpochMillis from = w.axis().from;
+    QTest::keyClick(&w, Qt::Key_Left);
+    EXPECT_LT(w.axis().from, from);
+}
+
+TEST(Drilldown, ShowsTheDiagnosisAndSiblingLinks) {
+    DrilldownView v;
+    v.resize(1200, 800);
+    QSignalSpy asked(&v, &DrilldownView::callRequested);
+    v.lookup(QStringLiteral("c1"));
+    ASSERT_EQ(asked.count(), 1);
+    CallDetail d;
+    d.found = true;
+    d.generation = v.generation();
+    d.timeline = scriptedTimeline();
+    d.diagnosis.verdict = "Key rotated on retry";
+    d.diagnosis.siblingCallIds = {"c0"};
+    d.diagnosis.steps = {{"Same callId for every try?", "no", true}};
+    v.showDetail(d);
+    EXPECT_EQ(v.currentCallId(), QStringLiteral("c1"));
+    const QString html = v.details()->toHtml();
+    EXPECT_TRUE(html.contains(QStringLiteral("Key rotated on retry")));
+    EXPECT_TRUE(html.contains(QStringLiteral("call:c0")));
+    // A late answer to an older lookup is ignored.
+    v.lookup(QStringLiteral("c2"));
+    v.showDetail(d);
+    EXPECT_EQ(v.currentCallId(), QStringLiteral("c1"));
+    v.grab().save(QStringLiteral("drilldown-view.png"));
+}
+
+TEST(Instances, ModelPassesTheTesterAndSelectionFilters) {
+    InstancesView v;
+    QAbstractItemModelTester tester(v.model(), QAbstractItemModelTester::FailureReportingMode::Fatal);
+    v.setStats({{"api-1", 10, 2, 1, 0, 3}, {"api-2", 5, 0, 0, 1, 1}});
+    v.setStats({{"api-1", 11, 2, 1, 0, 3}, {"api-2", 5, 0, 0, 1, 1}}); // in place
+    EXPECT_EQ(v.model()->rowCount(), 2);
+    QSignalSpy selected(&v, &InstancesView::instanceSelected);
+    v.table()->selectRow(0);
+    ASSERT_GE(selected.count(), 1);
+    EXPECT_FALSE(selected.last().at(0).toString().isEmpty());
+}
+
+int main(int argc, char** argv) {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    ::testing::InitGoogleTest(&argc, argv);
+    return RUN_ALL_TESTS();
+}
