@@ -2,6 +2,7 @@
 #include "app/cli_args.h"
 #include "app/gui_command.h"
 #include "app/headless_commands.h"
+#include "app/report_command.h"
 #include "app/sim_command.h"
 
 #include <iostream>
@@ -31,21 +32,6 @@ Options:
 
 Exit codes: 0 success, 1 runtime failure, 2 bad usage or config.
 )";
-
-// Subcommands whose issues have not landed yet: they still validate the
-// config, so a bad file is refused the same way everywhere.
-int notYetAvailable(const std::string& name, std::vector<std::string> words) {
-    callscope::CliArgs args(std::move(words));
-    if (args.flag("--help") || args.flag("-h")) {
-        std::cout << "callscope " << name << ": not yet available in this build\n";
-        return callscope::ExitOk;
-    }
-    const auto config = callscope::loadConfigOrReport(args.value("--config"));
-    if (!config)
-        return callscope::ExitUsage;
-    std::cerr << "callscope " << name << ": not yet available in this build\n";
-    return callscope::ExitRuntime;
-}
 
 } // namespace
 
@@ -78,9 +64,8 @@ int main(int argc, char** argv) {
         return callscope::runGuiCommand(argc, argv, std::move(words));
     if (command == "demo")
         return callscope::runDemoCommand(argc, argv, std::move(words));
-    for (const char* later : {"report"})
-        if (command == later)
-            return notYetAvailable(command, std::move(words));
+    if (command == "report")
+        return callscope::runReportCommand(argc, argv, std::move(words));
     std::cerr << "callscope: unknown subcommand \"" << command << "\"\n" << kUsage;
     return callscope::ExitUsage;
 }

@@ -1,0 +1,14 @@
+#pragma once
+// JSON of one callId: its merged timeline and its diagnosis (the structure
+// `inspect --json` prints and reports embed; documented in the README).
+#include "models/diagnosis.h"
+#include "models/timeline.h"
+
+#include <string>
+
+namespace callscope {
+
+std::string timelineJson(const CallTimeline& timeline);
+std::string diagnosisJson(const Diagnosis& diagnosis);
+
+} // namespace callscope

@@ -1,0 +1,24 @@
+#pragma once
+// Incident reports as PDF (A4, vector timelines, header and page numbers) and
+// self-contained HTML (inline CSS and SVG), painted with the same timeline
+// code as the drill-down.
+#include "models/report.h"
+
+#include <QSet>
+#include <QString>
+
+#include <functional>
+
+namespace callscope {
+
+// Called per callId section; return false to cancel.
+using ReportProgress = std::function<bool(int done, int total)>;
+
+bool writeReportPdf(const Report& report, const QString& path, QString& error,
+                    const ReportProgress& progress = {});
+bool writeReportHtml(const Report& report, const QString& path, QString& error,
+                     const ReportProgress& progress = {});
+// One callId's timeline as an SVG element.
+QString timelineSvg(const CallTimeline& timeline, const QSet<QString>& outlined, double width);
+
+} // namespace callscope
