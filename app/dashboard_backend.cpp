@@ -1,6 +1,11 @@
 #include "app/dashboard_backend.h"
 
+#include "app/report_command.h"
+#include "views/report_renderer.h"
+
 #include <QTimer>
+
+#include <fstream>
 
 #include <algorithm>
 #include <set>
@@ -207,6 +212,48 @@ void DashboardBackend::requestCall(const QString& query, quint64 generation) {
     for (const Anomaly* a : m_monitor->engine().anomaliesOf(detail->timeline.callId))
         detail->anomalies.push_back(*a);
     emit callReady(std::move(detail));
+}
+
+} // namespace callscope
+
+namespace callscope {
+
+void DashboardBackend::exportReport(const QStringList& callIds, const QString& path,
+                                    bool includePayloads) {
+    m_cancelReport = false;
+    if (!m_monitor || m_phase != Phase::Following) {
+        emit reportFinished(path, QStringLiteral("the sources are not loaded yet"));
+        return;
+    }
+    ReportRequest req;
+    for (const QString& id : callIds)
+        req.callIds.push_back(id.toStdString());
+    req.since = m_since;
+    req.until = nowMillis();
+    req.includePayloads = includePayloads;
+    QString error;
+    try {
+        const Report report = buildReport(*m_monitor, req, m_cancelReport);
+        const auto progress = [this](int done, int total) {
+            emit reportProgress(done, total);
+            return !m_cancelReport.load();
+        };
+        if (path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)) {
+            std::ofstream f(path.toStdString(), std::ios::trunc);
+            f << reportJson(report) << '\n';
+            if (!f)
+                error = QStringLiteral("cannot write ") + path;
+        } else if (path.endsWith(QLatin1String(".html"), Qt::CaseInsensitive)) {
+            writeReportHtml(report, path, error, progress);
+        } else {
+            writeReportPdf(report, path, error, progress);
+        }
+    } catch (const SourceError& e) {
+        error = QString::fromStdString(e.what());
+    }
+    if (m_cancelReport)
+        error = QStringLiteral("cancelled");
+    emit reportFinished(path, error);
 }
 
 } // namespace callscope

@@ -26,6 +26,8 @@ public:
 
     // Thread-safe: asks a running cold read to stop.
     void cancelCall() { m_cancelCall = true; }
+    // Thread-safe: stops a report being written.
+    void cancelReport() { m_cancelReport = true; }
     // Thread-safe: the whole backend is stopping.
     void requestStop() { m_stopping = true; }
 
@@ -34,12 +36,17 @@ public slots:
     void stop();
     // A callId or a bizNo; answered by callReady with the same generation.
     void requestCall(const QString& query, quint64 generation);
+    // An incident report of these callIds (all anomalies of the window when
+    // empty) to `path`; the format follows its extension.
+    void exportReport(const QStringList& callIds, const QString& path, bool includePayloads);
 
 signals:
     void snapshotReady(callscope::SnapshotPtr snapshot);
     void callReady(callscope::CallDetailPtr detail);
     void status(const QString& message);
     void fatal(const QString& message);
+    void reportProgress(int done, int total);
+    void reportFinished(const QString& path, const QString& error); // error "" on success
 
 private:
     void tick();
@@ -57,7 +64,7 @@ private:
     std::map<std::string, SourceStatus> m_sources;
     EpochMillis m_lastSnapshot = 0, m_lastStats = 0;
     StoreCounters m_lastCounters;
-    std::atomic<bool> m_cancelCall{false}, m_stopping{false};
+    std::atomic<bool> m_cancelCall{false}, m_stopping{false}, m_cancelReport{false};
 };
 
 } // namespace callscope

@@ -35,11 +35,22 @@ public:
         QObject::connect(m_backend, &DashboardBackend::fatal, m_window, &MainWindow::showFatal);
         QObject::connect(m_window, &MainWindow::callRequested, m_backend,
                          &DashboardBackend::requestCall);
+        QObject::connect(m_window, &MainWindow::reportRequested, m_backend,
+                         &DashboardBackend::exportReport);
+        QObject::connect(m_backend, &DashboardBackend::reportProgress, m_window,
+                         &MainWindow::reportProgress);
+        QObject::connect(m_backend, &DashboardBackend::reportFinished, m_window,
+                         &MainWindow::reportFinished);
         QPointer<DashboardBackend> guard(m_backend);
         m_cancel = QObject::connect(m_window, &MainWindow::cancelCallRequested, m_window, [guard] {
             if (guard) // cancelling touches only an atomic: no need to wait for the thread
                 guard->cancelCall();
         });
+        m_cancelReport = QObject::connect(m_window, &MainWindow::cancelReportRequested, m_window,
+                                          [guard] {
+                                              if (guard)
+                                                  guard->cancelReport();
+                                          });
         m_thread->start();
     }
 
@@ -47,6 +58,8 @@ public:
         if (!m_thread)
             return;
         QObject::disconnect(m_cancel);
+        QObject::disconnect(m_cancelReport);
+        m_backend->cancelReport();
         m_backend->requestStop();
         m_backend->cancelCall();
         QMetaObject::invokeMethod(m_backend, &DashboardBackend::stop, Qt::BlockingQueuedConnection);
@@ -64,7 +77,7 @@ private:
     MainWindow* m_window;
     QThread* m_thread = nullptr;
     DashboardBackend* m_backend = nullptr;
-    QMetaObject::Connection m_cancel;
+    QMetaObject::Connection m_cancel, m_cancelReport;
 };
 
 } // namespace callscope

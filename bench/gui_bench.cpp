@@ -4,6 +4,9 @@
 // them; the GUI thread applies the snapshot (one model update per batch) and
 // paints the three views. Reports p50/p99 of both.
 #include "models/detection_engine.h"
+#include "models/diagnosis.h"
+#include "models/report.h"
+#include "views/report_renderer.h"
 #include "views/anomalies_view.h"
 #include "views/anomaly_table_model.h"
 #include "views/drilldown_view.h"
@@ -11,6 +14,7 @@
 #include "views/overview_view.h"
 
 #include <QApplication>
+#include <QDir>
 #include <QImage>
 #include <QPainter>
 
@@ -194,6 +198,49 @@ BENCHMARK(BM_GuiFrame)->Arg(1'000'000)->Iterations(1)->Unit(benchmark::kMillisec
 
 } // namespace
 
+// A report of 200 callIds, as PDF and as HTML (SPEC §4.4).
+
+namespace {
+
+void BM_Report200Calls(benchmark::State& state) {
+    using namespace callscope;
+    CallStore store;
+    DetectionEngine engine(DetectThresholds{}, DetectionSources{});
+    ObservationBatch b;
+    for (std::size_t i = 0; i < 200; ++i)
+        addCall(b, i, T0 + static_cast<EpochMillis>(i) * 1000);
+    engine.evaluate(store, store.apply(b), T0 + 3'600'000);
+    Report report;
+    report.from = T0;
+    report.to = T0 + 3'600'000;
+    report.generatedAt = T0 + 3'600'000;
+    report.sources = {"PostgreSQL host=db dbname=orders user=callscope_ro", "Kafka broker:9092"};
+    for (std::uint32_t i = 0; i < store.size(); ++i) {
+        report.anomalies.push_back(syntheticAnomaly(i + 1, T0 + i));
+        ReportCall c;
+        c.timeline = buildTimeline(store, i, T0 + 3'600'000);
+        c.diagnosis = diagnose(store, engine, i);
+        c.anomalies = {report.anomalies.back()};
+        c.resultSnapshot = kRedacted;
+        report.calls.push_back(std::move(c));
+    }
+    const QString dir = QDir::tempPath();
+    for (auto _ : state) {
+        QString error;
+        const auto p0 = Clock::now();
+        writeReportPdf(report, dir + QStringLiteral("/callscope-bench-report.pdf"), error);
+        const auto p1 = Clock::now();
+        writeReportHtml(report, dir + QStringLiteral("/callscope-bench-report.html"), error);
+        const auto p2 = Clock::now();
+        state.counters["pdf_s"] = std::chrono::duration<double>(p1 - p0).count();
+        state.counters["html_s"] = std::chrono::duration<double>(p2 - p1).count();
+        state.counters["calls"] = double(report.calls.size());
+    }
+}
+BENCHMARK(BM_Report200Calls)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+} // namespace
+
 int main(int argc, char** argv) {
     if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
@@ -203,3 +250,4 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     return 0;
 }
+

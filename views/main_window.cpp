@@ -8,6 +8,12 @@
 #include "views/palette.h"
 
 #include <QCloseEvent>
+#include <QFileDialog>
+#include <QItemSelectionModel>
+#include <QMenu>
+#include <QProgressDialog>
+#include <QTableView>
+#include <QToolButton>
 #include <QComboBox>
 #include <QInputDialog>
 #include <QLabel>
@@ -70,6 +76,17 @@ MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
     bar->addWidget(new QLabel(QStringLiteral("  "), this));
     bar->addWidget(m_rejected);
     statusBar()->addWidget(m_status, 1);
+
+    bar->addSeparator();
+    auto* exportButton = new QToolButton(this);
+    exportButton->setText(tr("Export report\u2026"));
+    exportButton->setPopupMode(QToolButton::InstantPopup);
+    auto* exportMenu = new QMenu(exportButton);
+    exportMenu->addAction(tr("Selected anomalies\u2026"), this, [this] { exportReport(0); });
+    exportMenu->addAction(tr("Current drill-down\u2026"), this, [this] { exportReport(1); });
+    exportMenu->addAction(tr("Everything in the window\u2026"), this, [this] { exportReport(2); });
+    exportButton->setMenu(exportMenu);
+    bar->addWidget(exportButton);
 
     auto* find = new QShortcut(QKeySequence::Find, this);
     connect(find, &QShortcut::activated, this, [this] {
@@ -155,6 +172,63 @@ void MainWindow::showFatal(const QString& message) {
 }
 
 void MainWindow::flush() { applyPending(); }
+
+void MainWindow::exportReport(int scope) {
+    QStringList ids;
+    if (scope == 0) {
+        auto* table = m_anomalies->table();
+        for (const QModelIndex& i : table->selectionModel()->selectedRows()) {
+            const Anomaly& a = m_anomalyModel->anomaly(m_anomalies->filter()->mapToSource(i).row());
+            for (const auto& id : a.callIds)
+                if (!ids.contains(qs(id)))
+                    ids << qs(id);
+        }
+        if (ids.isEmpty()) {
+            QMessageBox::information(this, tr("Export report"), tr("Select anomalies in the Anomalies tab first."));
+            return;
+        }
+    } else if (scope == 1) {
+        if (m_drilldown->currentCallId().isEmpty()) {
+            QMessageBox::information(this, tr("Export report"), tr("Open a callId in the drill-down first."));
+            return;
+        }
+        ids << m_drilldown->currentCallId();
+    }
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export report"), QStringLiteral("callscope-report.pdf"),
+        tr("PDF (*.pdf);;HTML (*.html);;JSON (*.json)"));
+    if (path.isEmpty())
+        return;
+    const bool payloads =
+        QMessageBox::question(this, tr("Export report"),
+                              tr("Include payloads (result_snapshot)? They are redacted otherwise."),
+                              QMessageBox::Yes | QMessageBox::No, QMessageBox::No) == QMessageBox::Yes;
+    delete m_reportProgress;
+    m_reportProgress = new QProgressDialog(tr("Writing the report\u2026"), tr("Cancel"), 0, 0, this);
+    m_reportProgress->setWindowModality(Qt::WindowModal);
+    m_reportProgress->setMinimumDuration(300);
+    connect(m_reportProgress, &QProgressDialog::canceled, this, &MainWindow::cancelReportRequested);
+    emit reportRequested(ids, path, payloads);
+}
+
+void MainWindow::reportProgress(int done, int total) {
+    if (!m_reportProgress)
+        return;
+    m_reportProgress->setMaximum(total);
+    m_reportProgress->setValue(done);
+}
+
+void MainWindow::reportFinished(const QString& path, const QString& error) {
+    if (m_reportProgress) {
+        m_reportProgress->reset();
+        m_reportProgress->deleteLater();
+        m_reportProgress = nullptr;
+    }
+    if (error.isEmpty())
+        statusBar()->showMessage(tr("Report written to %1").arg(path), 8000);
+    else
+        QMessageBox::warning(this, tr("Export report"), tr("The report was not written: %1").arg(error));
+}
 
 void MainWindow::applyPending() {
     if (m_pending.empty())

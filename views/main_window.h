@@ -13,6 +13,7 @@ class QLabel;
 class QLineEdit;
 class QComboBox;
 class QTimer;
+class QProgressDialog;
 
 namespace callscope {
 
@@ -51,12 +52,19 @@ signals:
     void callRequested(const QString& query, quint64 generation);
     void cancelCallRequested();
     void windowRequested(qint64 sinceMs, const QString& label); // ms before now; 0 = live
+    void reportRequested(const QStringList& callIds, const QString& path, bool includePayloads);
+    void cancelReportRequested();
+
+public slots:
+    void reportProgress(int done, int total);
+    void reportFinished(const QString& path, const QString& error);
 
 protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
     void applyPending();
+    void exportReport(int scope); // 0 selected anomalies, 1 current drill-down, 2 everything
     void updateHealth(const DashboardSnapshot& s);
 
     QTabWidget* m_tabs;
@@ -72,6 +80,7 @@ private:
     QLabel* m_rejected;
     QLabel* m_status;
     QTimer* m_flushTimer;
+    QProgressDialog* m_reportProgress = nullptr;
     std::vector<std::shared_ptr<const DashboardSnapshot>> m_pending;
     std::shared_ptr<const DashboardSnapshot> m_lastStats;
 };

@@ -71,6 +71,15 @@ TEST(Dashboard, ShowsTheSimulatorsAnomaliesAndFindsACallIdAndABizNo) {
     EXPECT_TRUE(window.drilldown()->details()->toPlainText().contains(QStringLiteral("Key rotated")));
     window.grab().save(QStringLiteral("gui-stack-drilldown.png"));
 
+    // Export the drill-down's call as a PDF from the dashboard, as the menu does.
+    const TempFile pdf("gui-export.pdf");
+    emit window.reportRequested(QStringList{second}, QString::fromStdString(pdf.path), false);
+    ASSERT_TRUE(waitFor([&] { return readFile(pdf.path).size() > 1000; }, 30'000));
+    QApplication::processEvents();
+    const CommandResult text = runCommand("pdftotext " + pdf.path + " -");
+    EXPECT_NE(text.out.find("callId " + second.toStdString()), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("Key rotated"), std::string::npos);
+
     // The bizNo of that business action names both of its callIds.
     const SimData data = loadSimData(s.dsn, s.brokers, s.receiptTopic, s.callerTopic);
     const QString bizNo = QString::fromStdString(data.callerEvents.at(second.toStdString()).front().bizNo);
