@@ -18,6 +18,7 @@
 #include <mutex>
 #include <queue>
 #include <random>
+#include <set>
 #include <thread>
 #include <unordered_map>
 #include <variant>
@@ -90,6 +91,10 @@ struct Request {
     bool wrongReceipt = false;      // the relay publishes the opposite terminal status
     bool orphanReceiptOnly = false; // publish a receipt for a callId with no record
     std::int64_t ttlMs = 0;
+    // The server, which sees what really happened, records these faults:
+    bool truthOnOverlap = false; // concurrent_execution: this run overlapped a running one
+    bool truthOnExecute = false; // expired_replay: this retry executed again
+    EpochMillis initiatedAt = 0;
 };
 
 enum class ResponseKind : std::uint8_t { Done, InProgress, Rejected };
@@ -125,6 +130,7 @@ struct SimContext {
     std::mutex mutex; // guards the members below
     std::unordered_map<std::string, int> callOwner; // callId -> caller index
     std::vector<AnomalyLine> truth;
+    std::set<std::string> truthKeys;
     std::string failure;
     SimStats stats;
 
@@ -144,6 +150,11 @@ struct SimContext {
     void addTruth(AnomalyLine line) {
         line.detectedAt = nowMillis();
         std::lock_guard lock(mutex);
+        std::string key(toString(line.kind));
+        for (const auto& id : line.callIds)
+            key += "," + id;
+        if (!truthKeys.insert(key).second)
+            return; // already recorded (a second overlap of the same call)
         stats.injected[line.kind]++;
         truth.push_back(std::move(line));
     }
@@ -231,7 +242,7 @@ private:
                   "lock_version, created_at, updated_at, expire_at) VALUES ($1, $2, 'PROCESSING', "
                   "$3, 0, $4::timestamptz, $4::timestamptz, $5::timestamptz) "
                   "ON CONFLICT (call_id) DO UPDATE SET updated_at = EXCLUDED.updated_at "
-                  "RETURNING lock_version");
+                  "RETURNING lock_version, status, (xmax::text <> '0')");
         c.prepare("lock_record",
                   "SELECT request_digest, status, lock_version, "
                   "(extract(epoch from updated_at) * 1000)::bigint "
@@ -277,6 +288,18 @@ private:
         m_ctx.attempts++;
     }
 
+    static AnomalyLine truthLine(const Request& r, AnomalyKind kind, std::string summary) {
+        AnomalyLine a;
+        a.kind = kind;
+        a.severity = Severity::Critical;
+        a.callIds = {r.callId};
+        a.instances = {r.source};
+        a.digests = {r.digest};
+        a.firstEventAt = r.initiatedAt;
+        a.summary = std::move(summary);
+        return a;
+    }
+
     void answer(const Request& r, ResponseKind kind, RecordStatus status) {
         if (r.callerIndex >= 0 && r.attempt > 0)
             m_ctx.deliver(r.callerIndex, Response{r.callId, r.attempt, kind, status});
@@ -294,6 +317,7 @@ private:
         const std::string arrivedIso = formatIsoMillis(arrived);
         const std::int64_t ttl = r.ttlMs > 0 ? r.ttlMs : m_ctx.opt.recordTtl.count();
         int lockVersion = 0;
+        bool overlapped = false;
         AttemptOutcome outcome;
         std::int64_t attemptId = 0;
         RecordStatus replayStatus = RecordStatus::Success;
@@ -306,6 +330,9 @@ private:
             if (!ins.empty()) {
                 outcome = AttemptOutcome::Executed;
                 lockVersion = ins[0][0].as<int>();
+                // Overwrote a row still PROCESSING: two executions at once.
+                overlapped = r.brokenPlaceholder && ins[0][2].as<bool>() &&
+                             ins[0][1].as<std::string>() == "PROCESSING";
             } else {
                 const pqxx::result cur = w.exec_prepared("lock_record", r.callId);
                 if (cur.empty()) { // purged between the insert and the select: try again
@@ -339,6 +366,14 @@ private:
                                 std::string());
             w.commit();
         }
+        if (overlapped && r.truthOnOverlap)
+            m_ctx.addTruth(truthLine(r, AnomalyKind::ConcurrentExecution,
+                                     "injected: non-atomic placeholder, a retry executed while "
+                                     "the first execution was still running"));
+        if (r.truthOnExecute && outcome == AttemptOutcome::Executed)
+            m_ctx.addTruth(truthLine(r, AnomalyKind::ExpiredReplay,
+                                     "injected: retry after the record expired and was purged; "
+                                     "executed again"));
         switch (outcome) {
         case AttemptOutcome::DigestConflict:
             answer(r, ResponseKind::Rejected, RecordStatus::Failed);
@@ -577,16 +612,11 @@ private:
         r.wrongReceipt = c.fault == Fault::StateMismatch;
         if (first && c.fault == Fault::ExpiredReplay)
             r.ttlMs = 1000;
+        r.truthOnOverlap = c.fault == Fault::ConcurrentExecution;
+        r.truthOnExecute = !first && c.fault == Fault::ExpiredReplay;
+        r.initiatedAt = c.initiatedAt;
         m_ctx.submit(std::move(r));
         schedule(c, TimerKind::ResponseTimeout, m_ctx.opt.requestTimeout.count(), c.attempt);
-        if (c.fault == Fault::ConcurrentExecution && c.attempt == 2)
-            m_ctx.addTruth(line(AnomalyKind::ConcurrentExecution, Severity::Critical, c, {}, {},
-                                "injected: non-atomic placeholder, retry executed while the "
-                                "first execution was still running"));
-        if (c.fault == Fault::ExpiredReplay && c.attempt == 2)
-            m_ctx.addTruth(line(AnomalyKind::ExpiredReplay, Severity::Critical, c, {}, {},
-                                "injected: retry after the record expired and was purged; "
-                                "executed again"));
     }
 
     void onTimer(const Timer& t) {

@@ -27,7 +27,10 @@ QChartView* viewOf(QChart* chart, QWidget* parent) {
     return v;
 }
 
-void styleChart(QChart* c, const QString& title) {
+void styleChart(QChart* c, const QString& title, const QPalette& palette) {
+    // Follow the desktop: dark charts on a dark palette.
+    if (palette.color(QPalette::Window).lightness() < 128)
+        c->setTheme(QChart::ChartThemeDark);
     c->setTitle(title);
     c->setMargins(QMargins(4, 4, 4, 4));
     c->legend()->setAlignment(Qt::AlignBottom);
@@ -71,7 +74,7 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
     m_warning->setStyleSheet(QStringLiteral("color: %1").arg(severityColor("warning").name()));
 
     m_throughputChart = new QChart;
-    styleChart(m_throughputChart, tr("Throughput (per second)"));
+    styleChart(m_throughputChart, tr("Throughput (per second)"), palette());
     const char* names[4] = {"receipts", "attempts", "caller events", "record changes"};
     m_throughputX = new QDateTimeAxis;
     m_throughputX->setFormat(QStringLiteral("HH:mm:ss"));
@@ -88,7 +91,7 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
     }
 
     auto* ageChart = new QChart;
-    styleChart(ageChart, tr("PROCESSING records by age"));
+    styleChart(ageChart, tr("PROCESSING records by age"), palette());
     m_ages = new QBarSet(tr("records"));
     for (std::size_t i = 0; i < kAgeBucketNames.size(); ++i)
         *m_ages << 0;
@@ -108,7 +111,7 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
     ageChart->legend()->hide();
 
     m_anomalyChart = new QChart;
-    styleChart(m_anomalyChart, tr("Open anomalies by kind"));
+    styleChart(m_anomalyChart, tr("Open anomalies by kind"), palette());
     m_anomalyChart->legend()->setAlignment(Qt::AlignRight);
     m_anomalyX = new QDateTimeAxis;
     m_anomalyX->setFormat(QStringLiteral("HH:mm:ss"));
