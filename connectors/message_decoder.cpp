@@ -92,6 +92,20 @@ struct MessageDecoder::Impl {
         return Field::Ok;
     }
 
+    // A required, non-empty text field.
+    bool requiredString(const std::string& name, std::string_view& out, std::string& why) {
+        switch (string(name, out)) {
+        case Field::Missing: why = "missing " + name; return false;
+        case Field::WrongType: why = "wrong type: " + name; return false;
+        case Field::Ok: break;
+        }
+        if (out.empty()) {
+            why = "missing " + name;
+            return false;
+        }
+        return true;
+    }
+
     // Optional text fields: absent is fine, another type is not.
     bool optionalString(const std::string& name, std::string& out, std::string& why) {
         std::string_view v;
@@ -113,20 +127,8 @@ bool MessageDecoder::decodeReceipt(std::string_view payload, const MessageOrigin
         return false;
     const ReceiptMapping& f = m->receipt;
     std::string_view callId, status;
-    switch (m->string(f.callId, callId)) {
-    case Impl::Field::Missing: why = "missing " + f.callId; return false;
-    case Impl::Field::WrongType: why = "wrong type: " + f.callId; return false;
-    case Impl::Field::Ok: break;
-    }
-    if (callId.empty()) {
-        why = "missing " + f.callId;
+    if (!m->requiredString(f.callId, callId, why) || !m->requiredString(f.status, status, why))
         return false;
-    }
-    switch (m->string(f.status, status)) {
-    case Impl::Field::Missing: why = "missing " + f.status; return false;
-    case Impl::Field::WrongType: why = "wrong type: " + f.status; return false;
-    case Impl::Field::Ok: break;
-    }
     const auto st = m->receiptStatus.find(status);
     if (!st) {
         why = "unknown status";
@@ -158,20 +160,8 @@ bool MessageDecoder::decodeCallerEvent(std::string_view payload, const MessageOr
         return false;
     const CallerEventMapping& f = m->caller;
     std::string_view callId, state;
-    switch (m->string(f.callId, callId)) {
-    case Impl::Field::Missing: why = "missing " + f.callId; return false;
-    case Impl::Field::WrongType: why = "wrong type: " + f.callId; return false;
-    case Impl::Field::Ok: break;
-    }
-    if (callId.empty()) {
-        why = "missing " + f.callId;
+    if (!m->requiredString(f.callId, callId, why) || !m->requiredString(f.state, state, why))
         return false;
-    }
-    switch (m->string(f.state, state)) {
-    case Impl::Field::Missing: why = "missing " + f.state; return false;
-    case Impl::Field::WrongType: why = "wrong type: " + f.state; return false;
-    case Impl::Field::Ok: break;
-    }
     const auto st = m->callerState.find(state);
     if (!st) {
         why = "unknown state";
