@@ -48,6 +48,11 @@ void Monitor::receiptCoverage(EpochMillis from, EpochMillis to) {
     m_coverageTo = std::max(m_coverageTo, to);
 }
 
+void Monitor::recordCoverage(EpochMillis to) {
+    std::lock_guard lock(m_mutex);
+    m_recordsReadTo = std::max(m_recordsReadTo, to);
+}
+
 std::vector<SourceHealth> Monitor::healthChanges() {
     std::lock_guard lock(m_mutex);
     std::vector<SourceHealth> out;
@@ -57,15 +62,18 @@ std::vector<SourceHealth> Monitor::healthChanges() {
 
 void Monitor::applyQueued(EpochMillis now, bool judge) {
     std::deque<ObservationBatch> queue;
-    EpochMillis from, to;
+    EpochMillis from, to, records;
     {
         std::lock_guard lock(m_mutex);
         queue.swap(m_queue);
         from = m_coverageFrom;
         to = m_coverageTo;
+        records = m_recordsReadTo;
     }
     if (from != kNoTime)
         m_engine.setReceiptCoverage(from, to);
+    if (records != kNoTime)
+        m_engine.setRecordCoverage(records);
     std::vector<std::uint32_t> touched;
     for (ObservationBatch& b : queue) {
         for (Rejection& r : b.rejected) {

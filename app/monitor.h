@@ -68,6 +68,7 @@ public:
     void deliver(ObservationBatch&& batch) override;
     void health(const SourceHealth& health) override;
     void receiptCoverage(EpochMillis from, EpochMillis to) override;
+    void recordCoverage(EpochMillis to) override;
 
 private:
     void applyQueued(EpochMillis now, bool judge);
@@ -84,7 +85,7 @@ private:
     std::mutex m_mutex; // guards the queue, health and coverage below
     std::deque<ObservationBatch> m_queue;
     std::vector<SourceHealth> m_health;
-    EpochMillis m_coverageFrom = kNoTime, m_coverageTo = kNoTime;
+    EpochMillis m_coverageFrom = kNoTime, m_coverageTo = kNoTime, m_recordsReadTo = kNoTime;
     std::string m_fatal; // a config error found by a following source
     bool m_fatalIsConfig = false;
 

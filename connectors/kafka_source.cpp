@@ -79,6 +79,7 @@ struct KafkaSource::Impl {
     std::mutex errorMutex;
     std::string lastError;
     bool brokersDown = false;
+    int outages = 0; // transport failures seen, so even a short outage is reported
 
     KafkaSettings settings() const { return {cfg.brokers, cfg.properties, cfg.partitioner}; }
 
@@ -88,8 +89,10 @@ struct KafkaSource::Impl {
         self->lastError = std::string("Kafka: ") + rd_kafka_err2str(rd_kafka_resp_err_t(err)) +
                           ": " + reason;
         if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT ||
-            err == RD_KAFKA_RESP_ERR__RESOLVE)
+            err == RD_KAFKA_RESP_ERR__RESOLVE) {
             self->brokersDown = true;
+            self->outages++;
+        }
     }
 
     rd_kafka_t* newConsumer() {
@@ -111,9 +114,9 @@ struct KafkaSource::Impl {
     }
 
     // Topics of the broker that match the config, with their partition counts.
-    std::map<std::string, TopicInfo> resolveTopics(rd_kafka_t* consumer) {
+    std::map<std::string, TopicInfo> resolveTopics(rd_kafka_t* consumer, int timeoutMs = 10'000) {
         const rd_kafka_metadata_t* md = nullptr;
-        const auto e = rd_kafka_metadata(consumer, 1, nullptr, &md, 10'000);
+        const auto e = rd_kafka_metadata(consumer, 1, nullptr, &md, timeoutMs);
         if (e)
             throw SourceError("Kafka (" + cfg.brokers + "): " + rd_kafka_err2str(e));
         std::map<std::string, TopicInfo> out;
@@ -321,7 +324,11 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
         m->coverageFrom = nowMillis();
     }
     bool up = true;
-    std::string reportedError;
+    int seenOutages = 0;
+    {
+        std::lock_guard lock(m->errorMutex);
+        seenOutages = m->outages;
+    }
     auto lastTopicCheck = std::chrono::steady_clock::now();
     auto lastHealth = std::chrono::steady_clock::now();
     ObservationBatch batch;
@@ -332,10 +339,6 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
             const PartitionKey key{rd_kafka_topic_name(msg->rkt), msg->partition};
             m->assigned[key] = msg->offset + 1;
             m->decode(msg, m->roleOf(key.topic.c_str()), batch);
-            {
-                std::lock_guard lock(m->errorMutex);
-                m->brokersDown = false;
-            }
         }
         if (msg)
             rd_kafka_message_destroy(msg);
@@ -352,7 +355,7 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
             // from their beginning (everything in them is new to us).
             lastTopicCheck = now;
             try {
-                const auto found = m->resolveTopics(m->rk);
+                const auto found = m->resolveTopics(m->rk, 2000);
                 bool grew = false;
                 for (const auto& [name, info] : found)
                     for (int p = 0; p < info.partitions; ++p)
@@ -363,8 +366,6 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
                 m->topics = found;
                 if (grew)
                     m->assign(m->rk, m->assigned);
-                std::lock_guard lock(m->errorMutex);
-                m->brokersDown = false;
             } catch (const SourceError& e) {
                 std::lock_guard lock(m->errorMutex);
                 m->brokersDown = true;
@@ -373,23 +374,30 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
         }
         if (now - lastHealth > std::chrono::milliseconds(500)) {
             lastHealth = now;
-            bool down;
-            std::string error;
-            {
-                std::lock_guard lock(m->errorMutex);
-                down = m->brokersDown;
-                error = m->lastError;
-            }
             // Receipts count as read up to `asked` only when every partition's
             // end offset, asked of the brokers at that time, has been reached.
             const EpochMillis asked = nowMillis();
             const std::int64_t lag = m->lag();
-            if (lag < 0)
-                down = true;
-            if (down != !up || (down && error != reportedError)) {
-                up = !down;
-                reportedError = down ? (error.empty() ? "Kafka: brokers do not answer" : error) : "";
-                sink.health({"kafka", up, reportedError, up ? nowMillis() : kNoTime, lag});
+            bool down;
+            int outages;
+            std::string error;
+            {
+                std::lock_guard lock(m->errorMutex);
+                if (lag >= 0)
+                    m->brokersDown = false; // the brokers answered just now
+                down = m->brokersDown || lag < 0;
+                outages = m->outages;
+                error = m->lastError.empty() ? "Kafka: brokers do not answer" : m->lastError;
+            }
+            // An outage shorter than this check is still shown, then the return.
+            if (up && (down || outages != seenOutages)) {
+                up = false;
+                sink.health({"kafka", false, error, kNoTime, lag});
+            }
+            seenOutages = outages;
+            if (!up && !down) {
+                up = true;
+                sink.health({"kafka", true, "", nowMillis(), lag});
             }
             if (lag == 0)
                 sink.receiptCoverage(m->coverageFrom, asked);

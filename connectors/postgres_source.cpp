@@ -376,6 +376,11 @@ struct PostgresSource::Impl {
     // seen twice once.
     void poll(ObservationSink& sink) {
         const EpochMillis now = nowMillis();
+        pollOnce(sink, now);
+        sink.recordCoverage(now); // rows committed before `now` have been read
+    }
+
+    void pollOnce(ObservationSink& sink, EpochMillis now) {
         if (recordCursor == kNoTime)
             recordCursor = now - overlapMs();
         if (attemptCursor == kNoTime)
@@ -442,6 +447,7 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
         m->conn.reset();
         throw SourceError(std::string("PostgreSQL: ") + e.what());
     }
+    sink.recordCoverage(std::min(until, nowMillis()));
     sink.health({"postgres", true, "", nowMillis(), 0});
 }
 

@@ -25,6 +25,8 @@ public:
     virtual void health(const SourceHealth& health) = 0;
     // Receipts have been read over [from, to] (SPEC §3 receipt_missing).
     virtual void receiptCoverage(EpochMillis from, EpochMillis to) { (void)from, (void)to; }
+    // The tables have been read as they stood at `to`.
+    virtual void recordCoverage(EpochMillis to) { (void)to; }
 };
 
 // A problem the user can act on. Config errors (a mapped column that does not

@@ -184,7 +184,14 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
         if (c.hasRecord() && c.recordStatus() == RecordStatus::Processing && updatedAt != kNoTime) {
             const EpochMillis age = now - updatedAt;
             const std::int64_t after = m_t.stuckAfter.count();
-            if (age > after) {
+            // Judged on a read of the table made after the threshold passed:
+            // a source that lags (or is down) cannot show the record finishing.
+            const bool seen = m_recordsReadTo == kNoTime || m_recordsReadTo > updatedAt + after;
+            if (age > after && !seen) {
+                wakeAt(now + 1000);
+                if (named && m_index.count(key(AnomalyKind::StuckProcessing, id())))
+                    holds = true; // already open: keep it until the tables are read again
+            } else if (age > after) {
                 holds = true;
                 Finding f = single(AnomalyKind::StuckProcessing,
                                    age > 4 * after ? Severity::Critical : Severity::Warning);
@@ -544,7 +551,13 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
         if (!settledByCaller && waitingSince) {
             const EpochMillis since = s.timeOf(c, waitingSince->dt);
             const EpochMillis due = since + m_t.callerAlertAfter.count();
-            if (now > due) {
+            // The caller's confirmation may be in messages not read yet.
+            const bool read = m_settled || m_coverageTo == kNoTime || m_coverageTo > due;
+            if (now > due && !read) {
+                wakeAt(now + 1000);
+                if (named && m_index.count(key(AnomalyKind::CallerStuck, id())))
+                    holds = true; // already open: keep it until the topics are read
+            } else if (now > due) {
                 holds = true;
                 Finding f = single(AnomalyKind::CallerStuck, Severity::Warning);
                 const std::string inst = s.instance(waitingSince->instance);

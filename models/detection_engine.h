@@ -46,6 +46,9 @@ public:
 
     // Receipts were read over [from, to]: receipt_missing is judged only there.
     void setReceiptCoverage(EpochMillis from, EpochMillis to);
+    // The record tables have been read as they stood at `to`: a record is
+    // judged stuck only from what was read after its threshold passed.
+    void setRecordCoverage(EpochMillis to) { m_recordsReadTo = std::max(m_recordsReadTo, to); }
     // Batch mode: everything there is has been loaded, so a receipt without a
     // record is an orphan at once (live mode waits receipt_grace for the record).
     void setSettled(bool settled) { m_settled = settled; }
@@ -85,6 +88,7 @@ private:
     DetectThresholds m_t;
     DetectionSources m_sources;
     EpochMillis m_coverageFrom = kNoTime, m_coverageTo = kNoTime;
+    EpochMillis m_recordsReadTo = kNoTime; // kNoTime: no source reports it (tests)
     bool m_settled = false;
 
     std::vector<Anomaly> m_anomalies;

@@ -15,6 +15,8 @@
 #include <QLineSeries>
 #include <QValueAxis>
 
+#include <cmath>
+
 namespace callscope {
 namespace {
 
@@ -25,6 +27,16 @@ QChartView* viewOf(QChart* chart, QWidget* parent) {
     v->setRenderHint(QPainter::Antialiasing);
     v->setMinimumHeight(220);
     return v;
+}
+
+// A whole, round tick step giving about five ticks up to `top`.
+double niceStep(double top) {
+    const double raw = std::max(1.0, top / 5);
+    const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+    for (const double m : {1.0, 2.0, 5.0, 10.0})
+        if (raw <= m * magnitude)
+            return m * magnitude;
+    return 10 * magnitude;
 }
 
 void styleChart(QChart* c, const QString& title, const QPalette& palette) {
@@ -167,7 +179,10 @@ void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>&
     const EpochMillis first = m_points.front().at;
     m_throughputX->setRange(QDateTime::fromMSecsSinceEpoch(first),
                             QDateTime::fromMSecsSinceEpoch(std::max(s.at, first + 10'000)));
-    m_throughputY->setRange(0, top * 1.1);
+    m_throughputY->setRange(0, top < 5 ? 5 : top * 1.1);
+    m_throughputY->setTickType(QValueAxis::TicksDynamic);
+    m_throughputY->setTickAnchor(0);
+    m_throughputY->setTickInterval(niceStep(top));
 
     int ageTop = 1;
     for (std::size_t i = 0; i < s.processingAges.size(); ++i) {
@@ -177,7 +192,7 @@ void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>&
     m_agesY->setRange(0, ageTop < 5 ? 5 : ageTop * 1.1);
     m_agesY->setTickType(QValueAxis::TicksDynamic);
     m_agesY->setTickAnchor(0);
-    m_agesY->setTickInterval(std::max(1, (ageTop + 4) / 5));
+    m_agesY->setTickInterval(niceStep(ageTop));
 
     m_anomalyPoints.emplace_back(s.at, openByKind);
     while (m_anomalyPoints.size() > kHistory)
@@ -207,7 +222,7 @@ void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>&
     m_anomalyY->setRange(0, anomalyTop < 5 ? 5 : anomalyTop * 1.15);
     m_anomalyY->setTickType(QValueAxis::TicksDynamic);
     m_anomalyY->setTickAnchor(0);
-    m_anomalyY->setTickInterval(std::max(1, (anomalyTop + 4) / 5));
+    m_anomalyY->setTickInterval(niceStep(anomalyTop));
 }
 
 } // namespace callscope

@@ -213,6 +213,47 @@ TEST(Instances, ModelPassesTheTesterAndSelectionFilters) {
     EXPECT_FALSE(selected.last().at(0).toString().isEmpty());
 }
 
+TEST(MainWindow, ReadableOnADarkPalette) {
+    QPalette dark;
+    dark.setColor(QPalette::Window, QColor(0x2b, 0x2b, 0x2b));
+    dark.setColor(QPalette::WindowText, QColor(0xe8, 0xe8, 0xe8));
+    dark.setColor(QPalette::Base, QColor(0x1e, 0x1e, 0x1e));
+    dark.setColor(QPalette::AlternateBase, QColor(0x26, 0x26, 0x26));
+    dark.setColor(QPalette::Text, QColor(0xe8, 0xe8, 0xe8));
+    dark.setColor(QPalette::Button, QColor(0x35, 0x35, 0x35));
+    dark.setColor(QPalette::ButtonText, QColor(0xe8, 0xe8, 0xe8));
+    dark.setColor(QPalette::Mid, QColor(0x55, 0x55, 0x55));
+    const QPalette old = QApplication::palette();
+    QApplication::setPalette(dark);
+    {
+        MainWindow w(QStringLiteral("dark"));
+        w.resize(1400, 900);
+        auto snap = std::make_shared<DashboardSnapshot>();
+        snap->at = T0;
+        snap->changes = sample();
+        snap->statsIncluded = true;
+        snap->recordsByStatus = {3, 900, 40};
+        snap->processingAges = {2, 1, 0, 0, 0, 0, 0, 0};
+        w.takeSnapshot(snap);
+        w.flush();
+        w.showTab(MainWindow::OverviewTab);
+        w.grab().save(QStringLiteral("dark-overview.png"));
+        CallDetail d;
+        d.found = true;
+        w.drilldown()->lookup(QStringLiteral("c1"));
+        d.generation = w.drilldown()->generation();
+        d.timeline = scriptedTimeline();
+        d.diagnosis.verdict = "Executed once; no double execution.";
+        w.drilldown()->showDetail(d);
+        w.showTab(MainWindow::DrilldownTab);
+        const QImage img = w.grab().toImage();
+        img.save(QStringLiteral("dark-drilldown.png"));
+        // The timeline's background follows the palette, not a fixed white.
+        EXPECT_LT(img.pixelColor(img.width() - 20, 250).lightness(), 100);
+    }
+    QApplication::setPalette(old);
+}
+
 int main(int argc, char** argv) {
     qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
