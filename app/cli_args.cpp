@@ -74,6 +74,12 @@ bool CliArgs::finish(std::string& error) {
     return true;
 }
 
+std::optional<EpochMillis> parseWhen(const std::string& text, EpochMillis now) {
+    if (const auto d = parseDuration(text))
+        return now - d->count();
+    return parseTimestamp(text);
+}
+
 std::optional<Config> loadConfigOrReport(const std::optional<std::string>& path) {
     std::string file;
     if (path) {

@@ -2,6 +2,7 @@
 // Command-line words after the subcommand: "--name value", "--name=value",
 // flags and positional words, with errors that say which option is wrong.
 #include "connectors/config.h"
+#include "models/timestamp.h"
 
 #include <optional>
 #include <string>
@@ -28,6 +29,9 @@ private:
     std::string m_error;
     void ensureUsed();
 };
+
+// A time given on the command line: a duration ago ("1h") or an ISO-8601 time.
+std::optional<EpochMillis> parseWhen(const std::string& text, EpochMillis now);
 
 // Exit codes of SPEC §4.
 enum ExitCode { ExitOk = 0, ExitRuntime = 1, ExitUsage = 2 };

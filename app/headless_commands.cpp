@@ -20,13 +20,6 @@ namespace {
 std::atomic<bool> g_stop{false};
 extern "C" void onStopSignal(int) { g_stop = true; }
 
-// "1h" (that long ago) or an ISO-8601 time.
-std::optional<EpochMillis> parseWhen(const std::string& text, EpochMillis now) {
-    if (const auto d = parseDuration(text))
-        return now - d->count();
-    return parseTimestamp(text);
-}
-
 int usageError(const std::string& command, const std::string& message) {
     std::cerr << "callscope " << command << ": " << message << "\n(callscope " << command
               << " --help lists the options)\n";

@@ -191,7 +191,7 @@ std::size_t Monitor::applyRetention(EpochMillis now) {
     const std::int64_t keepMs = m_config.retention.finishedCalls.count();
     const auto healthyFinished = [&](std::uint32_t i) {
         const CallState& c = m_store.call(i);
-        if (m_engine.holds(m_store.callId(i)))
+        if (m_engine.holds(i))
             return false;
         const bool recordDone = c.hasRecord() && isTerminal(c.recordStatus());
         const bool callerDone =
@@ -211,7 +211,7 @@ std::size_t Monitor::applyRetention(EpochMillis now) {
         std::vector<std::pair<EpochMillis, std::uint32_t>> byAge;
         for (std::uint32_t i = 0; i < m_store.size(); ++i) {
             const CallState& c = m_store.call(i);
-            if (!healthyFinished(i) && !m_engine.holds(m_store.callId(i)) && c.hasRecord() &&
+            if (!healthyFinished(i) && !m_engine.holds(i) && c.hasRecord() &&
                 isTerminal(c.recordStatus()))
                 byAge.emplace_back(m_store.lastEventAt(i), i);
         }
@@ -243,8 +243,10 @@ std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<b
     if (from == kNoTime)
         from = nowMillis() - 24 * 3'600'000; // no record: the last day
     deliver(std::move(pg));
-    // ...and receipts and caller events from one partition per topic.
-    if (!m_config.kafka.receiptTopics.empty() || !m_config.kafka.callerTopics.empty()) {
+    // ...and receipts and caller events from one partition per topic, unless
+    // they are in memory already (reading them again would double them).
+    if (known == CallStore::npos &&
+        (!m_config.kafka.receiptTopics.empty() || !m_config.kafka.callerTopics.empty())) {
         const EpochMillis now = nowMillis();
         ObservationBatch k = m_kafka.fetchCall(
             callId, from - kColdMarginMs, to == kNoTime || to > now ? kNoTime : to, cancel, stats);

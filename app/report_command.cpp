@@ -132,11 +132,7 @@ int runReportCommand(int argc, char** argv, std::vector<std::string> words) {
         req.kinds.insert(*kind);
     }
     const EpochMillis now = nowMillis();
-    const auto when = [&](const std::string& t) -> std::optional<EpochMillis> {
-        if (const auto d = parseDuration(t))
-            return now - d->count();
-        return parseTimestamp(t);
-    };
+    const auto when = [&](const std::string& t) { return parseWhen(t, now); };
     if (sinceText) {
         const auto s = when(*sinceText);
         const auto u = untilText ? when(*untilText) : std::optional<EpochMillis>(now);

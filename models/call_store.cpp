@@ -45,20 +45,32 @@ std::uint32_t CallStore::callFor(std::string_view callId, EpochMillis t) {
     return id - 1;
 }
 
-void CallStore::setOwnDigest(std::uint32_t call, std::uint32_t d) {
-    m_calls[call].digest = d;
-    if (m_digestOwner.size() <= d)
-        m_digestOwner.resize(d + 1, 0);
-    std::uint32_t& owner = m_digestOwner[d];
+namespace {
+
+// Calls by a key (digest or bizNo id): the first owner inline, all owners in
+// a side map once a second call shares the key.
+void addOwner(std::vector<std::uint32_t>& owners,
+              std::unordered_map<std::uint32_t, std::vector<std::uint32_t>>& shared,
+              std::uint32_t key, std::uint32_t call) {
+    if (owners.size() <= key)
+        owners.resize(key + 1, 0);
+    std::uint32_t& owner = owners[key];
     if (owner == 0) {
         owner = call + 1;
     } else if (owner != call + 1) {
-        auto& shared = m_digestShared[d];
-        if (shared.empty())
-            shared.push_back(owner - 1);
-        if (std::find(shared.begin(), shared.end(), call) == shared.end())
-            shared.push_back(call);
+        auto& all = shared[key];
+        if (all.empty())
+            all.push_back(owner - 1);
+        if (std::find(all.begin(), all.end(), call) == all.end())
+            all.push_back(call);
     }
+}
+
+} // namespace
+
+void CallStore::setOwnDigest(std::uint32_t call, std::uint32_t d) {
+    m_calls[call].digest = d;
+    addOwner(m_digestOwner, m_digestShared, d, call);
 }
 
 void CallStore::setBizNo(std::uint32_t call, std::uint32_t b) {
@@ -66,18 +78,7 @@ void CallStore::setBizNo(std::uint32_t call, std::uint32_t b) {
     if (b == 0 || c.bizNo == b)
         return;
     c.bizNo = b;
-    if (m_bizNoOwner.size() <= b)
-        m_bizNoOwner.resize(b + 1, 0);
-    std::uint32_t& owner = m_bizNoOwner[b];
-    if (owner == 0) {
-        owner = call + 1;
-    } else if (owner != call + 1) {
-        auto& shared = m_bizNoShared[b];
-        if (shared.empty())
-            shared.push_back(owner - 1);
-        if (std::find(shared.begin(), shared.end(), call) == shared.end())
-            shared.push_back(call);
-    }
+    addOwner(m_bizNoOwner, m_bizNoShared, b, call);
 }
 
 std::uint8_t CallStore::digestSlot(std::uint32_t call, std::string_view digest) {
@@ -128,22 +129,26 @@ std::vector<std::uint32_t> CallStore::digestsOf(std::uint32_t call) const {
     return out;
 }
 
-const std::vector<std::uint32_t>& CallStore::callsWithDigest(std::uint32_t d) const {
-    m_scratch.clear();
-    if (const auto it = m_digestShared.find(d); it != m_digestShared.end())
+namespace {
+
+std::vector<std::uint32_t> ownersOf(
+    const std::vector<std::uint32_t>& owners,
+    const std::unordered_map<std::uint32_t, std::vector<std::uint32_t>>& shared, std::uint32_t key) {
+    if (const auto it = shared.find(key); it != shared.end())
         return it->second;
-    if (d < m_digestOwner.size() && m_digestOwner[d])
-        m_scratch.push_back(m_digestOwner[d] - 1);
-    return m_scratch;
+    if (key < owners.size() && owners[key])
+        return {owners[key] - 1};
+    return {};
 }
 
-const std::vector<std::uint32_t>& CallStore::callsWithBizNo(std::uint32_t b) const {
-    m_scratch.clear();
-    if (const auto it = m_bizNoShared.find(b); it != m_bizNoShared.end())
-        return it->second;
-    if (b < m_bizNoOwner.size() && m_bizNoOwner[b])
-        m_scratch.push_back(m_bizNoOwner[b] - 1);
-    return m_scratch;
+} // namespace
+
+std::vector<std::uint32_t> CallStore::callsWithDigest(std::uint32_t d) const {
+    return ownersOf(m_digestOwner, m_digestShared, d);
+}
+
+std::vector<std::uint32_t> CallStore::callsWithBizNo(std::uint32_t b) const {
+    return ownersOf(m_bizNoOwner, m_bizNoShared, b);
 }
 
 std::uint32_t EventPool::allocate(std::uint8_t k) {

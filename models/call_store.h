@@ -146,8 +146,8 @@ public:
     bool digestShared(std::uint32_t d) const { return m_digestShared.count(d) != 0; }
     bool bizNoShared(std::uint32_t b) const { return m_bizNoShared.count(b) != 0; }
     // Calls whose own digest / bizNo is this one.
-    const std::vector<std::uint32_t>& callsWithDigest(std::uint32_t digestId) const;
-    const std::vector<std::uint32_t>& callsWithBizNo(std::uint32_t bizNoId) const;
+    std::vector<std::uint32_t> callsWithDigest(std::uint32_t digestId) const;
+    std::vector<std::uint32_t> callsWithBizNo(std::uint32_t bizNoId) const;
 
     EpochMillis timeOf(const CallState& c, std::int32_t dt) const {
         return dt == kNoDt ? kNoTime : c.base() + dt;
@@ -193,7 +193,6 @@ private:
     // Calls by their own digest / bizNo: one owner inline, more in a side map.
     std::vector<std::uint32_t> m_digestOwner, m_bizNoOwner; // id -> call index + 1
     std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> m_digestShared, m_bizNoShared;
-    mutable std::vector<std::uint32_t> m_scratch;
     StoreCounters m_counters;
 };
 

@@ -106,13 +106,13 @@ void DetectionEngine::remap(const std::vector<std::uint32_t>& map) {
     }
     m_deadlines.swap(next);
     std::vector<std::uint8_t> touched(map.size(), 0);
-    for (std::size_t i = 0; i < map.size() && i < m_touchedByAnomaly.size(); ++i)
-        if (map[i] != CallStore::npos && m_touchedByAnomaly[i]) {
+    for (std::size_t i = 0; i < map.size() && i < m_named.size(); ++i)
+        if (map[i] != CallStore::npos && m_named[i]) {
             if (touched.size() <= map[i])
                 touched.resize(map[i] + 1, 0);
             touched[map[i]] = 1;
         }
-    m_touchedByAnomaly.swap(touched);
+    m_named.swap(touched);
 }
 
 void DetectionEngine::schedule(std::uint32_t call, EpochMillis at) {
@@ -156,7 +156,7 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
             callIdText = s.callId(i);
         return callIdText;
     };
-    const bool named = i < m_touchedByAnomaly.size() && m_touchedByAnomaly[i];
+    const bool named = holds(i);
     const auto settleIfNamed = [&](AnomalyKind k) {
         if (named)
             settle(k, id(), now);
@@ -212,7 +212,7 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
                     f.digests.push_back(s.digest(c.digest));
                 if (age <= 4 * after)
                     wakeAt(updatedAt + 4 * after + 1);
-                record(std::move(f), now, i);
+                record(std::move(f), now, {i});
             } else {
                 wakeAt(updatedAt + after + 1);
             }
@@ -242,7 +242,7 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
                 list += (list.empty() ? "" : ", ") + shortDigest(d);
             f.summary = std::to_string(digests.size()) +
                         " request digests under one callId: " + list;
-            record(std::move(f), now, i);
+            record(std::move(f), now, {i});
         }
     }
 
@@ -290,7 +290,7 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
             if (c.digest)
                 f.digests.push_back(s.digest(c.digest));
             f.summary = std::to_string(firstBy.size()) + " caller instances acted on one callId: " + list;
-            record(std::move(f), now, i);
+            record(std::move(f), now, {i});
         }
     }
 
@@ -330,7 +330,7 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
                 f.digests.push_back(s.digest(c.digest));
             f.summary = std::to_string(overlapping.size()) +
                         " executions of one callId overlapped: the atomic placeholder failed";
-            record(std::move(f), now, i);
+            record(std::move(f), now, {i});
         }
     }
 
@@ -382,7 +382,7 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
             f.summary = executedAgain
                             ? "executed again after the idempotency record expired (window too short)"
                             : "retried after the idempotency record expired (window too short)";
-            record(std::move(f), now, i);
+            record(std::move(f), now, {i});
         }
     }
 
@@ -425,7 +425,7 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
                 f.summary = "record " + terminalWord(c.recordStatus()) + " since " +
                             formatIsoMillis(updatedAt) + ", no terminal receipt within " +
                             formatDuration(m_t.receiptGrace);
-                record(std::move(f), now, i);
+                record(std::move(f), now, {i});
             } else if (now <= due) {
                 wakeAt(due + 1);
             } else if (m_coverageFrom != kNoTime && m_coverageFrom <= updatedAt) {
@@ -486,7 +486,7 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
             if (c.digest)
                 f.digests.push_back(s.digest(c.digest));
             f.summary = "terminal states disagree: " + list;
-            record(std::move(f), now, i);
+            record(std::move(f), now, {i});
         }
     }
 
@@ -526,7 +526,7 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
         if (!f.evidence.empty()) {
             if (c.digest)
                 f.digests.push_back(s.digest(c.digest));
-            record(std::move(f), now, i);
+            record(std::move(f), now, {i});
         }
     }
 
@@ -571,7 +571,7 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
                             " (" + std::string(toString(static_cast<CallerState>(c.caller - 1))) +
                             "), no confirmation or escalation after " +
                             formatDuration(m_t.callerAlertAfter);
-                record(std::move(f), now, i);
+                record(std::move(f), now, {i});
             } else {
                 wakeAt(due + 1);
             }
@@ -596,7 +596,7 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
                             f.digests.push_back(s.digest(d));
                     }
                 f.summary = "receipt for a callId with no idempotency record";
-                record(std::move(f), now, i);
+                record(std::move(f), now, {i});
             } else {
                 wakeAt(due + 1);
             }
@@ -671,13 +671,20 @@ void DetectionEngine::judgeKeyRotation(const CallStore& s, std::uint32_t i, Epoc
                             : "bizNo " + s.bizNo(self.bizNo)) +
                 " under " + std::to_string(members.size()) + " callIds, executed under " +
                 std::to_string(executed) + ": a timed-out call retried with a new key";
-    record(std::move(f), now, i);
+    record(std::move(f), now, members);
 }
 
-void DetectionEngine::record(Finding&& f, EpochMillis now, std::uint32_t call) {
-    if (m_touchedByAnomaly.size() <= call)
-        m_touchedByAnomaly.resize(call + 1, 0);
-    m_touchedByAnomaly[call] = 1;
+void DetectionEngine::record(Finding&& f, EpochMillis now,
+                             std::initializer_list<std::uint32_t> calls) {
+    record(std::move(f), now, std::vector<std::uint32_t>(calls));
+}
+
+void DetectionEngine::record(Finding&& f, EpochMillis now, const std::vector<std::uint32_t>& calls) {
+    for (const std::uint32_t call : calls) {
+        if (m_named.size() <= call)
+            m_named.resize(call + 1, 0);
+        m_named[call] = 1;
+    }
     sortUnique(f.callIds);
     sortUnique(f.instances);
     sortUnique(f.digests);
@@ -697,8 +704,6 @@ void DetectionEngine::record(Finding&& f, EpochMillis now, std::uint32_t call) {
         a.evidence = std::move(f.evidence);
         a.firstEventAt = a.evidence.empty() ? now : a.evidence.front().at;
         a.detectedAt = a.changedAt = now;
-        for (const auto& id : a.callIds)
-            m_heldCalls[id]++;
         m_index.emplace(k, m_anomalies.size());
         m_anomalies.push_back(a);
         m_changes.push_back({ChangeKind::Opened, std::move(a)});
@@ -709,12 +714,6 @@ void DetectionEngine::record(Finding&& f, EpochMillis now, std::uint32_t call) {
     const bool changed = reopened || a.severity != f.severity || a.callIds != f.callIds ||
                          a.instances != f.instances || a.digests != f.digests ||
                          a.evidence.size() != f.evidence.size();
-    if (a.callIds != f.callIds) {
-        for (const auto& id : a.callIds)
-            m_heldCalls[id]--;
-        for (const auto& id : f.callIds)
-            m_heldCalls[id]++;
-    }
     a.severity = f.severity;
     a.callIds = std::move(f.callIds);
     a.instances = std::move(f.instances);

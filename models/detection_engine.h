@@ -58,7 +58,9 @@ public:
     std::vector<const Anomaly*> anomaliesOf(const std::string& callId) const;
     std::size_t openCount() const;
     // Calls that an anomaly names stay in memory (SPEC §2 retention).
-    bool holds(const std::string& callId) const { return m_heldCalls.count(callId) != 0; }
+    bool holds(std::uint32_t call) const {
+        return call < m_named.size() && m_named[call];
+    }
     // Key-rotation siblings of a call: the other callIds of its digest / bizNo.
     std::vector<std::uint32_t> siblings(const CallStore& store, std::uint32_t call) const;
 
@@ -78,7 +80,9 @@ private:
 
     void judgeCall(const CallStore& s, std::uint32_t i, EpochMillis now);
     void judgeKeyRotation(const CallStore& s, std::uint32_t i, EpochMillis now);
-    void record(Finding&& f, EpochMillis now, std::uint32_t call);
+    // `calls`: the store indices the finding names.
+    void record(Finding&& f, EpochMillis now, std::initializer_list<std::uint32_t> calls);
+    void record(Finding&& f, EpochMillis now, const std::vector<std::uint32_t>& calls);
     void settle(AnomalyKind kind, const std::string& subject, EpochMillis now);
     void schedule(std::uint32_t call, EpochMillis at);
 
@@ -93,8 +97,7 @@ private:
 
     std::vector<Anomaly> m_anomalies;
     std::unordered_map<std::string, std::size_t> m_index; // kind + subject -> anomaly
-    std::unordered_map<std::string, int> m_heldCalls;     // callId -> anomalies naming it
-    std::vector<std::uint8_t> m_touchedByAnomaly;         // call index -> ever named (fast path)
+    std::vector<std::uint8_t> m_named; // call index -> an anomaly names it (kept in memory)
     std::vector<AnomalyChange> m_changes;
     std::uint64_t m_nextId = 1;
 

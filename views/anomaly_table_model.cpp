@@ -37,7 +37,10 @@ void AnomalyTableModel::applyChanges(const std::vector<AnomalyChange>& changes) 
     for (const AnomalyChange& c : changes) {
         const auto it = m_rowOf.find(c.anomaly.id);
         if (it != m_rowOf.end()) {
-            m_rows[static_cast<std::size_t>(it->second)] = c.anomaly;
+            Anomaly& row = m_rows[static_cast<std::size_t>(it->second)];
+            count(row, -1);
+            row = c.anomaly;
+            count(row, +1);
             minChanged = std::min(minChanged, it->second);
             maxChanged = std::max(maxChanged, it->second);
         } else if (const auto a = addedAt.find(c.anomaly.id); a != addedAt.end()) {
@@ -53,6 +56,7 @@ void AnomalyTableModel::applyChanges(const std::vector<AnomalyChange>& changes) 
         const int first = static_cast<int>(m_rows.size());
         beginInsertRows({}, first, first + static_cast<int>(added.size()) - 1); // last is inclusive
         for (Anomaly& a : added) {
+            count(a, +1);
             m_rowOf.emplace(a.id, static_cast<int>(m_rows.size()));
             m_rows.push_back(std::move(a));
         }
@@ -66,11 +70,11 @@ void AnomalyTableModel::setNow(EpochMillis now) {
         emit dataChanged(index(0, Age), index(rowCount() - 1, Age), {Qt::DisplayRole});
 }
 
-int AnomalyTableModel::openCount(AnomalyKind kind) const {
-    int n = 0;
-    for (const Anomaly& a : m_rows)
-        n += a.open && a.kind == kind;
-    return n;
+void AnomalyTableModel::count(const Anomaly& a, int sign) {
+    if (!a.open)
+        return;
+    m_openByKind[static_cast<std::size_t>(a.kind)] += sign;
+    m_openBySeverity[static_cast<std::size_t>(a.severity)] += sign;
 }
 
 int AnomalyTableModel::rowCount(const QModelIndex& parent) const {

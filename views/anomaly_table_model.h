@@ -7,6 +7,7 @@
 #include <QAbstractTableModel>
 #include <QSortFilterProxyModel>
 
+#include <array>
 #include <unordered_map>
 
 namespace callscope {
@@ -23,7 +24,9 @@ public:
     void applyChanges(const std::vector<AnomalyChange>& changes);
     void setNow(EpochMillis now); // ages move on
     const Anomaly& anomaly(int row) const { return m_rows[static_cast<std::size_t>(row)]; }
-    int openCount(AnomalyKind kind) const;
+    int openCount(AnomalyKind kind) const { return m_openByKind[static_cast<std::size_t>(kind)]; }
+    const std::array<int, 11>& openByKind() const { return m_openByKind; }
+    const std::array<int, 3>& openBySeverity() const { return m_openBySeverity; }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;
@@ -34,6 +37,10 @@ private:
     std::vector<Anomaly> m_rows;
     std::unordered_map<std::uint64_t, int> m_rowOf; // anomaly id -> row
     EpochMillis m_now = 0;
+    // Kept as rows change, so a frame needs no pass over every row.
+    std::array<int, 11> m_openByKind{};
+    std::array<int, 3> m_openBySeverity{};
+    void count(const Anomaly& a, int sign);
 };
 
 // Filters by kind, minimum severity, instance and free text; resolved rows on demand.

@@ -247,15 +247,8 @@ void MainWindow::applyPending() {
         m_anomalies->refreshCounts();
     }
     m_anomalyModel->setNow(latest->at);
-    std::array<int, 11> byKind{};
-    std::array<int, 3> bySeverity{};
-    for (int r = 0; r < m_anomalyModel->rowCount(); ++r) {
-        const Anomaly& a = m_anomalyModel->anomaly(r);
-        if (!a.open)
-            continue;
-        byKind[static_cast<std::size_t>(a.kind)]++;
-        bySeverity[static_cast<std::size_t>(a.severity)]++;
-    }
+    const auto& byKind = m_anomalyModel->openByKind();
+    const auto& bySeverity = m_anomalyModel->openBySeverity();
     if (m_lastStats && m_lastStats->statsIncluded && m_lastStats->at == latest->at) {
         m_overview->update(*m_lastStats, byKind, bySeverity);
         m_instances->setStats(m_lastStats->instances);

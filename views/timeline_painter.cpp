@@ -243,10 +243,18 @@ void paintTimeline(QPainter& p, const TimelineLayout& l, const CallTimeline& t,
 
 int timelineEntryAt(const TimelineLayout& l, const CallTimeline& t, const TimeAxis& axis,
                     const QPointF& pos) {
+    // Entries are sorted by time: look only at those within the tolerance.
+    constexpr double kTolerance = 8;
+    const double x = pos.x() - l.serverLane.left();
+    const auto byTime = [](const TimelineEntry& e, EpochMillis t) { return e.at < t; };
+    const auto first = std::lower_bound(t.entries.begin(), t.entries.end(),
+                                        axis.time(x - kTolerance), byTime);
+    const auto last = std::lower_bound(first, t.entries.end(), axis.time(x + kTolerance) + 1, byTime);
     int best = -1;
-    double bestD = 8;
-    for (std::size_t k = 0; k < t.entries.size(); ++k) {
-        const TimelineEntry& e = t.entries[k];
+    double bestD = kTolerance;
+    for (auto it = first; it != last; ++it) {
+        const std::size_t k = static_cast<std::size_t>(it - t.entries.begin());
+        const TimelineEntry& e = *it;
         double y;
         if (e.lane == Lane::Attempt || e.lane == Lane::Receipt)
             y = laneY(l, e.lane);

@@ -38,7 +38,7 @@ TEST(Retention, HealthyFinishedCallsLeaveAnomalousOnesStay) {
     m.deliver(std::move(stuck));
     m.pump(T0 + 10 * 60'000); // stuck for 10 minutes: a warning
     ASSERT_EQ(m.store().size(), 3u);
-    EXPECT_TRUE(m.engine().holds("old-stuck"));
+    EXPECT_TRUE(m.engine().holds(m.store().find("old-stuck")));
 
     EXPECT_EQ(m.applyRetention(T0 + 60 * 60'000), 1u);
     EXPECT_EQ(m.store().size(), 2u);
