@@ -5,7 +5,6 @@
 
 #include <QTimer>
 
-#include <fstream>
 
 #include <algorithm>
 #include <set>
@@ -238,16 +237,7 @@ void DashboardBackend::exportReport(const QStringList& callIds, const QString& p
             emit reportProgress(done, total);
             return !m_cancelReport.load();
         };
-        if (path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)) {
-            std::ofstream f(path.toStdString(), std::ios::trunc);
-            f << reportJson(report) << '\n';
-            if (!f)
-                error = QStringLiteral("cannot write ") + path;
-        } else if (path.endsWith(QLatin1String(".html"), Qt::CaseInsensitive)) {
-            writeReportHtml(report, path, error, progress);
-        } else {
-            writeReportPdf(report, path, error, progress);
-        }
+        writeReport(report, path, error, progress);
     } catch (const SourceError& e) {
         error = QString::fromStdString(e.what());
     }

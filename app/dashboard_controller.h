@@ -20,10 +20,17 @@ public:
                              m_window->setWindowChoice(label);
                          });
     }
+
+    // Another config (File > Open config): the same window over other sources.
+    void setConfig(const Config& config) {
+        m_config = config;
+        start(nowMillis() - m_windowMs);
+    }
     ~DashboardController() override { stop(); }
 
     void start(EpochMillis since) {
         stop();
+        m_windowMs = std::max<qint64>(0, nowMillis() - since);
         m_thread = new QThread;
         m_backend = new DashboardBackend(m_config, m_options, since);
         m_backend->moveToThread(m_thread);
@@ -75,6 +82,7 @@ private:
     Config m_config;
     MonitorOptions m_options;
     MainWindow* m_window;
+    qint64 m_windowMs = 0; // how far back the current window starts; 0 = live
     QThread* m_thread = nullptr;
     DashboardBackend* m_backend = nullptr;
     QMetaObject::Connection m_cancel, m_cancelReport;

@@ -2,17 +2,22 @@
 // model thread that owns the sources and the store.
 #include "app/gui_command.h"
 
-#include "app/cli_args.h"
+#include "app/command_options.h"
 #include "app/dashboard_controller.h"
 #include "app/demo_environment.h"
 #include "connectors/simulator.h"
 #include "views/anomaly_table_model.h"
 #include "views/drilldown_view.h"
 #include "views/main_window.h"
+#include "views/theme.h"
 
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QIcon>
+#include <QMessageBox>
 #include <QPointer>
 #include <QThread>
 #include <QTimer>
@@ -22,22 +27,6 @@
 
 namespace callscope {
 namespace {
-
-const char* kGuiUsage = R"(usage: callscope gui [--config FILE] [--since D] [--call-id ID]
-
-Opens the dashboard on the config's PostgreSQL and Kafka.
-  --since D     the window to load first (default 15m); "0s" for live only
-  --call-id ID  open this callId (or bizNo) in the drill-down
-)";
-
-const char* kDemoUsage = R"(usage: callscope demo [--screenshot DIR --after SECONDS]
-
-Starts a throwaway PostgreSQL and an in-process Kafka (librdkafka's mock
-cluster), runs the simulator with every anomaly kind injected, and opens the
-dashboard on it. Everything is removed on exit.
-  --screenshot DIR  write overview.png, anomalies.png, drilldown.png and
-                    instances.png into DIR after --after seconds, then exit
-)";
 
 QString sourcesText(const Config& c) {
     return QString::fromStdString(redactDsn(c.postgres.dsn) + " \u00b7 " + c.kafka.brokers);
@@ -97,17 +86,79 @@ int takeScreenshots(MainWindow& w, const QString& dir) {
     return ok ? ExitOk : ExitRuntime;
 }
 
-int runDashboard(int argc, char** argv, const Config& config, MonitorOptions options,
-                 EpochMillis since, const QString& callId, const QString& screenshotDir,
-                 int afterSeconds) {
-    if (!screenshotDir.isEmpty() && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") &&
+// The application object every dashboard runs in: names for QSettings, the
+// desktop file and icon, the theme the user chose last.
+std::unique_ptr<QApplication> makeApplication(int& argc, char** argv, bool offscreenIfHeadless) {
+    if (offscreenIfHeadless && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") &&
         qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
+    auto app = std::make_unique<QApplication>(argc, argv);
     QApplication::setOrganizationName(QStringLiteral("callscope"));
     QApplication::setApplicationName(QStringLiteral("callscope"));
+    QApplication::setApplicationVersion(QString::fromUtf8(callscopeVersion()));
+    QGuiApplication::setDesktopFileName(QStringLiteral("io.github.callscope.Callscope"));
+    QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/io.github.callscope.Callscope.svg")));
+    initTheme();
+    return app;
+}
+
+// Loads a config chosen in the GUI; refusals are shown, not printed only.
+std::optional<Config> loadConfigShown(const QString& path, QWidget* parent) {
+    ConfigResult r = loadConfigFile(path.toStdString());
+    if (r.ok())
+        return std::move(r.config);
+    QStringList lines;
+    for (const auto& e : r.errors)
+        lines << QString::fromStdString(e.toString());
+    std::cerr << "callscope gui: " << lines.join(QLatin1Char('\n')).toStdString() << '\n';
+    QMessageBox box(QMessageBox::Warning, QObject::tr("callscope"),
+                    QObject::tr("The config file was refused."), QMessageBox::Ok, parent);
+    box.setInformativeText(path);
+    box.setDetailedText(lines.join(QLatin1Char('\n')));
+    box.setTextFormat(Qt::PlainText);
+    box.exec();
+    return std::nullopt;
+}
+
+// Without --config: the one used last, the default file, or a file dialog.
+std::optional<std::pair<Config, QString>> chooseConfig() {
+    QStringList candidates;
+    const QString last = MainWindow::lastConfigPath();
+    if (!last.isEmpty())
+        candidates << last;
+    candidates << QString::fromStdString(defaultConfigPath());
+    for (const QString& path : candidates)
+        if (QFileInfo::exists(path))
+            if (auto c = loadConfigShown(path, nullptr))
+                return std::pair{std::move(*c), path};
+    for (;;) {
+        const QString path = QFileDialog::getOpenFileName(
+            nullptr, QObject::tr("Open a callscope config"), QDir::homePath(),
+            QObject::tr("callscope config (*.toml);;All files (*)"));
+        if (path.isEmpty())
+            return std::nullopt;
+        if (auto c = loadConfigShown(path, nullptr))
+            return std::pair{std::move(*c), path};
+    }
+}
+
+int runDashboard(const Config& config, const QString& configPath, MonitorOptions options,
+                 EpochMillis since, const QString& callId, const QString& screenshotDir,
+                 int afterSeconds) {
     MainWindow window(sourcesText(config));
     DashboardController dashboard(config, options, &window);
+    if (!configPath.isEmpty()) {
+        window.setConfigPath(configPath);
+        // File > Open config and Recent: the same monitor on another config.
+        QObject::connect(&window, &MainWindow::configRequested, &window,
+                         [&](const QString& path) {
+                             if (auto c = loadConfigShown(path, &window)) {
+                                 dashboard.setConfig(*c);
+                                 window.setSources(sourcesText(*c));
+                                 window.setConfigPath(path);
+                             }
+                         });
+    }
     dashboard.start(since);
     window.show();
     if (!callId.isEmpty())
@@ -126,54 +177,32 @@ int runDashboard(int argc, char** argv, const Config& config, MonitorOptions opt
 
 } // namespace
 
-int runGuiCommand(int argc, char** argv, std::vector<std::string> words) {
-    CliArgs args(std::move(words));
-    if (args.flag("--help") || args.flag("-h")) {
-        std::cout << kGuiUsage;
-        return ExitOk;
+int runGuiCommand(int argc, char** argv, const GuiOptions& options) {
+    const Millis window = parseDuration(options.since).value_or(Millis{0}); // checked
+    // A config named on the command line is checked before any window opens.
+    std::optional<Config> config;
+    QString configPath;
+    if (options.config) {
+        config = loadConfigOrReport(options.config);
+        if (!config)
+            return ExitUsage;
+        configPath = QFileInfo(QString::fromStdString(*options.config)).absoluteFilePath();
     }
-    const auto configPath = args.value("--config");
-    const auto sinceText = args.value("--since");
-    const auto callId = args.value("--call-id");
-    std::string error;
-    if (!args.finish(error)) {
-        std::cerr << "callscope gui: " << error << '\n';
-        return ExitUsage;
+    const auto app = makeApplication(argc, argv, false);
+    if (!config) {
+        auto chosen = chooseConfig();
+        if (!chosen) {
+            std::cerr << "callscope gui: no config chosen\n";
+            return ExitOk;
+        }
+        config = std::move(chosen->first);
+        configPath = QFileInfo(chosen->second).absoluteFilePath();
     }
-    const auto window = parseDuration(sinceText.value_or("15m"));
-    if (!window && sinceText != std::optional<std::string>("0s")) {
-        std::cerr << "callscope gui: --since: expected a duration such as 15m\n";
-        return ExitUsage;
-    }
-    const auto config = loadConfigOrReport(configPath);
-    if (!config)
-        return ExitUsage;
-    return runDashboard(argc, argv, *config, {}, nowMillis() - (window ? window->count() : 0),
-                        QString::fromStdString(callId.value_or("")), {}, 0);
+    return runDashboard(*config, configPath, {}, nowMillis() - window.count(),
+                        QString::fromStdString(options.callId), {}, 0);
 }
 
-int runDemoCommand(int argc, char** argv, std::vector<std::string> words) {
-    CliArgs args(std::move(words));
-    if (args.flag("--help") || args.flag("-h")) {
-        std::cout << kDemoUsage;
-        return ExitOk;
-    }
-    const auto dir = args.value("--screenshot");
-    const auto after = args.value("--after");
-    std::string error;
-    if (!args.finish(error)) {
-        std::cerr << "callscope demo: " << error << '\n';
-        return ExitUsage;
-    }
-    int afterSeconds = 60;
-    if (after) {
-        char* end = nullptr;
-        afterSeconds = static_cast<int>(std::strtol(after->c_str(), &end, 10));
-        if (after->empty() || *end || afterSeconds < 1 || afterSeconds > 3600) {
-            std::cerr << "callscope demo: --after: expected seconds from 1 to 3600\n";
-            return ExitUsage;
-        }
-    }
+int runDemoCommand(int argc, char** argv, const DemoOptions& options) {
     std::unique_ptr<DemoEnvironment> env;
     try {
         env = std::make_unique<DemoEnvironment>();
@@ -202,8 +231,12 @@ int runDemoCommand(int argc, char** argv, std::vector<std::string> words) {
     });
     std::cerr << "callscope demo: PostgreSQL " << redactDsn(config.postgres.dsn) << ", mock Kafka "
               << config.kafka.brokers << "; simulating with every anomaly kind\n";
-    const int code = runDashboard(argc, argv, config, MonitorOptions{true}, 0, {},
-                                  QString::fromStdString(dir.value_or("")), afterSeconds);
+    const QString dir = QString::fromStdString(options.screenshotDir);
+    int code = ExitRuntime;
+    {
+        const auto app = makeApplication(argc, argv, !dir.isEmpty());
+        code = runDashboard(config, {}, MonitorOptions{true}, 0, {}, dir, options.afterSeconds);
+    }
     stopSim = true;
     simulator.join();
     if (!simError.empty())

@@ -1,7 +1,7 @@
 // scan, watch and inspect (SPEC §4.2): the headless surfaces.
 #include "app/headless_commands.h"
 
-#include "app/cli_args.h"
+#include "app/command_options.h"
 #include "app/monitor.h"
 #include "models/call_json.h"
 #include "models/diagnosis.h"
@@ -19,12 +19,6 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 extern "C" void onStopSignal(int) { g_stop = true; }
-
-int usageError(const std::string& command, const std::string& message) {
-    std::cerr << "callscope " << command << ": " << message << "\n(callscope " << command
-              << " --help lists the options)\n";
-    return ExitUsage;
-}
 
 int sourceError(const std::string& command, const SourceError& e) {
     std::cerr << "callscope " << command << ": " << e.what() << '\n';
@@ -99,59 +93,17 @@ bool severer(const Anomaly* a, const Anomaly* b) {
     return a->callIds < b->callIds;
 }
 
-const char* kScanUsage = R"(usage: callscope scan --config FILE --since D [--until T] [--json]
-
-Reads the window from PostgreSQL and Kafka (seeking by timestamp), runs every
-detection, prints the anomalies and a summary, and exits.
-  --since D   start of the window: a duration ago ("1h") or an ISO-8601 time
-  --until T   end of the window (default now), same forms
-  --json      JSON lines (SPEC §4.2) instead of text
-)";
-
-const char* kWatchUsage = R"(usage: callscope watch --config FILE [--since D] [--json]
-
-Follows PostgreSQL and Kafka live and prints every anomaly when it opens,
-changes or resolves; source health changes go to stderr. Ctrl+C stops.
-  --since D   also judge what happened this long before now (default 15m)
-  --json      JSON lines instead of text
-)";
-
-const char* kInspectUsage = R"(usage: callscope inspect CALLID --config FILE [--since D] [--json]
-
-Prints one callId's merged timeline (server record and caller view, attempts,
-receipts), its anomalies and the diagnosis. A callId not in the window is read
-by key, and from the one partition per topic its key hashes to.
-  --since D   load this window first (finds key-rotation siblings by bizNo too)
-  --json      one JSON object instead of text
-)";
-
 } // namespace
 
-int runScanCommand(std::vector<std::string> words) {
-    CliArgs args(std::move(words));
-    if (args.flag("--help") || args.flag("-h")) {
-        std::cout << kScanUsage;
-        return ExitOk;
-    }
-    const auto configPath = args.value("--config");
-    const auto sinceText = args.value("--since");
-    const auto untilText = args.value("--until");
-    const bool json = args.flag("--json");
-    std::string error;
-    if (!args.finish(error))
-        return usageError("scan", error);
-    if (!sinceText)
-        return usageError("scan", "--since is required (e.g. --since 1h)");
+int runScanCommand(const ScanOptions& options) {
+    const bool json = options.json;
     const EpochMillis now = nowMillis();
-    const auto since = parseWhen(*sinceText, now);
-    const auto until = untilText ? parseWhen(*untilText, now) : std::optional<EpochMillis>(now);
-    if (!since)
-        return usageError("scan", "--since: expected a duration such as 1h or an ISO-8601 time");
-    if (!until)
-        return usageError("scan", "--until: expected a duration such as 10m or an ISO-8601 time");
-    if (*since >= *until)
+    // The option table has checked both forms already.
+    const auto since = parseWhen(options.since, now);
+    const auto until = options.until.empty() ? std::optional(now) : parseWhen(options.until, now);
+    if (!since || !until || *since >= *until)
         return usageError("scan", "--since must be before --until");
-    const auto config = loadConfigOrReport(configPath);
+    const auto config = loadConfigOrReport(options.config);
     if (!config)
         return ExitUsage;
 
@@ -187,23 +139,13 @@ int runScanCommand(std::vector<std::string> words) {
     return ExitOk;
 }
 
-int runWatchCommand(std::vector<std::string> words) {
-    CliArgs args(std::move(words));
-    if (args.flag("--help") || args.flag("-h")) {
-        std::cout << kWatchUsage;
-        return ExitOk;
-    }
-    const auto configPath = args.value("--config");
-    const auto sinceText = args.value("--since");
-    const bool json = args.flag("--json");
-    std::string error;
-    if (!args.finish(error))
-        return usageError("watch", error);
+int runWatchCommand(const WatchOptions& options) {
+    const bool json = options.json;
     const EpochMillis start = nowMillis();
-    const auto since = parseWhen(sinceText.value_or("15m"), start);
+    const auto since = parseWhen(options.since, start);
     if (!since || *since > start)
-        return usageError("watch", "--since: expected a duration such as 15m or an ISO-8601 time");
-    const auto config = loadConfigOrReport(configPath);
+        return usageError("watch", "--since: the start lies in the future");
+    const auto config = loadConfigOrReport(options.config);
     if (!config)
         return ExitUsage;
 
@@ -272,30 +214,14 @@ int runWatchCommand(std::vector<std::string> words) {
     return ExitOk;
 }
 
-
-int runInspectCommand(std::vector<std::string> words) {
-    CliArgs args(std::move(words));
-    if (args.flag("--help") || args.flag("-h")) {
-        std::cout << kInspectUsage;
-        return ExitOk;
-    }
-    const auto configPath = args.value("--config");
-    const auto sinceText = args.value("--since");
-    const bool json = args.flag("--json");
-    const auto ids = args.positional();
-    std::string error;
-    if (!args.finish(error))
-        return usageError("inspect", error);
-    if (ids.size() != 1)
-        return usageError("inspect", "name exactly one callId");
+int runInspectCommand(const InspectOptions& options) {
+    const bool json = options.json;
+    const std::string& callId = options.callId;
     const EpochMillis now = nowMillis();
     std::optional<EpochMillis> since;
-    if (sinceText) {
-        since = parseWhen(*sinceText, now);
-        if (!since)
-            return usageError("inspect", "--since: expected a duration such as 1h or an ISO-8601 time");
-    }
-    const auto config = loadConfigOrReport(configPath);
+    if (!options.since.empty())
+        since = parseWhen(options.since, now);
+    const auto config = loadConfigOrReport(options.config);
     if (!config)
         return ExitUsage;
     std::signal(SIGINT, onStopSignal);
@@ -306,18 +232,18 @@ int runInspectCommand(std::vector<std::string> words) {
         monitor.connect();
         if (since)
             monitor.loadWindow(*since, now, g_stop);
-        i = monitor.ensureCall(ids[0], g_stop, &cold);
+        i = monitor.ensureCall(callId, g_stop, &cold);
     } catch (const SourceError& e) {
         return sourceError("inspect", e);
     }
     if (i == CallStore::npos) {
-        std::cerr << "callscope inspect: nothing is known of callId " << ids[0]
+        std::cerr << "callscope inspect: nothing is known of callId " << callId
                   << " (no record, no attempts, no messages on its partitions)\n";
         return ExitRuntime;
     }
     const CallTimeline t = buildTimeline(monitor.store(), i, nowMillis());
     const Diagnosis d = diagnose(monitor.store(), monitor.engine(), i);
-    const auto anomalies = monitor.engine().anomaliesOf(ids[0]);
+    const auto anomalies = monitor.engine().anomaliesOf(callId);
     if (json) {
         std::string j = R"({"type":"call","timeline":)" + timelineJson(t) + R"(,"anomalies":[)";
         for (std::size_t k = 0; k < anomalies.size(); ++k)

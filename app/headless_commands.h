@@ -1,9 +1,9 @@
 #pragma once
-#include <string>
-#include <vector>
+// scan, watch and inspect (SPEC §4.2): the headless surfaces.
+#include "app/command_options.h"
 
 namespace callscope {
-int runScanCommand(std::vector<std::string> args);
-int runWatchCommand(std::vector<std::string> args);
-int runInspectCommand(std::vector<std::string> args);
+int runScanCommand(const ScanOptions& options);
+int runWatchCommand(const WatchOptions& options);
+int runInspectCommand(const InspectOptions& options);
 } // namespace callscope

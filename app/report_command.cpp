@@ -1,7 +1,7 @@
 // callscope report (SPEC §4.4): PDF, HTML or JSON by the file's extension.
 #include "app/report_command.h"
 
-#include "app/cli_args.h"
+#include "app/command_options.h"
 #include "models/diagnosis.h"
 #include "views/report_renderer.h"
 
@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <csignal>
-#include <fstream>
 #include <iostream>
 
 namespace callscope {
@@ -17,15 +16,6 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 extern "C" void onReportSignal(int) { g_stop = true; }
-
-const char* kUsage = R"(usage: callscope report --config FILE (--call-id ID ... | --since D [--until T] [--kind K ...])
-                       -o FILE.pdf|FILE.html|FILE.json [--include-payloads]
-
-An incident report: window, sources, counts by kind and severity, the anomaly
-table, and per callId its two-lane timeline, record, attempts, receipts,
-caller events and diagnosis. result_snapshot is redacted unless
---include-payloads is given. The format follows the extension of -o.
-)";
 
 bool severer(const Anomaly& a, const Anomaly& b) {
     if (a.severity != b.severity)
@@ -95,53 +85,33 @@ Report buildReport(Monitor& m, const ReportRequest& req, const std::atomic<bool>
     return r;
 }
 
-int runReportCommand(int argc, char** argv, std::vector<std::string> words) {
-    CliArgs args(std::move(words));
-    if (args.flag("--help") || args.flag("-h")) {
-        std::cout << kUsage;
-        return ExitOk;
-    }
-    const auto configPath = args.value("--config");
-    const auto callIds = args.values("--call-id");
-    const auto sinceText = args.value("--since");
-    const auto untilText = args.value("--until");
-    const auto kindTexts = args.values("--kind");
-    const auto out = args.value("-o");
-    const bool payloads = args.flag("--include-payloads");
-    std::string error;
-    const auto usage = [](const std::string& m) {
-        std::cerr << "callscope report: " << m << "\n(callscope report --help lists the options)\n";
-        return ExitUsage;
-    };
-    if (!args.finish(error))
-        return usage(error);
-    if (!out)
-        return usage("-o FILE is required (.pdf, .html or .json)");
-    const std::string ext = out->size() > 5 ? out->substr(out->rfind('.') + 1) : "";
+int runReportCommand(int argc, char** argv, const ReportOptions& options) {
+    const auto usage = [](const std::string& m) { return usageError("report", m); };
+    const std::string& out = options.output;
+    const auto dot = out.rfind('.');
+    const std::string ext = dot == std::string::npos || dot == 0 ? "" : out.substr(dot + 1);
     if (ext != "pdf" && ext != "html" && ext != "json")
-        return usage("-o: the file must end in .pdf, .html or .json, got \"" + *out + "\"");
-    if (callIds.empty() == !sinceText)
+        return usage("-o: the file must end in .pdf, .html or .json, got \"" + out + "\"");
+    const bool byWindow = !options.since.empty();
+    if (options.callIds.empty() == !byWindow)
         return usage("give either --call-id ID ... or --since D");
+    if (!options.until.empty() && !byWindow)
+        return usage("--until needs --since");
     ReportRequest req;
-    req.callIds = callIds;
-    req.includePayloads = payloads;
-    for (const auto& k : kindTexts) {
-        const auto kind = anomalyKindFromName(k);
-        if (!kind)
-            return usage("--kind: unknown kind \"" + k + "\"");
-        req.kinds.insert(*kind);
-    }
+    req.callIds = options.callIds;
+    req.includePayloads = options.includePayloads;
+    for (const auto& k : options.kinds)
+        req.kinds.insert(*anomalyKindFromName(k)); // checked by the option table
     const EpochMillis now = nowMillis();
-    const auto when = [&](const std::string& t) { return parseWhen(t, now); };
-    if (sinceText) {
-        const auto s = when(*sinceText);
-        const auto u = untilText ? when(*untilText) : std::optional<EpochMillis>(now);
+    if (byWindow) {
+        const auto s = parseWhen(options.since, now);
+        const auto u = options.until.empty() ? std::optional(now) : parseWhen(options.until, now);
         if (!s || !u || *s >= *u)
-            return usage("--since/--until: expected durations such as 1h or ISO-8601 times, since first");
+            return usage("--since must be before --until");
         req.since = *s;
         req.until = *u;
     }
-    const auto config = loadConfigOrReport(configPath);
+    const auto config = loadConfigOrReport(options.config);
     if (!config)
         return ExitUsage;
     std::signal(SIGINT, onReportSignal);
@@ -150,7 +120,7 @@ int runReportCommand(int argc, char** argv, std::vector<std::string> words) {
     Report report;
     try {
         monitor.connect();
-        if (sinceText)
+        if (byWindow)
             monitor.loadWindow(req.since, req.until, g_stop);
         report = buildReport(monitor, req, g_stop);
     } catch (const SourceError& e) {
@@ -161,29 +131,18 @@ int runReportCommand(int argc, char** argv, std::vector<std::string> words) {
         std::cerr << "callscope report: cancelled\n";
         return ExitRuntime;
     }
-    if (ext == "json") {
-        std::ofstream f(*out, std::ios::trunc);
-        f << reportJson(report) << '\n';
-        if (!f) {
-            std::cerr << "callscope report: cannot write " << *out << '\n';
-            return ExitRuntime;
-        }
-    } else {
-        if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY") &&
-            qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
-            qputenv("QT_QPA_PLATFORM", "offscreen"); // fonts need a platform, not a screen
-        QGuiApplication app(argc, argv);
-        QString err;
-        const QString path = QString::fromStdString(*out);
-        const auto progress = [](int, int) { return !g_stop.load(); };
-        const bool ok = ext == "pdf" ? writeReportPdf(report, path, err, progress)
-                                     : writeReportHtml(report, path, err, progress);
-        if (!ok) {
-            std::cerr << "callscope report: " << err.toStdString() << '\n';
-            return ExitRuntime;
-        }
+    // Fonts need a platform, not a screen: PDF and HTML paint offscreen.
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") && qEnvironmentVariableIsEmpty("DISPLAY") &&
+        qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QGuiApplication app(argc, argv);
+    QString err;
+    const auto progress = [](int, int) { return !g_stop.load(); };
+    if (!writeReport(report, QString::fromStdString(out), err, progress)) {
+        std::cerr << "callscope report: " << err.toStdString() << '\n';
+        return ExitRuntime;
     }
-    std::cerr << "callscope report: wrote " << *out << " (" << report.anomalies.size()
+    std::cerr << "callscope report: wrote " << out << " (" << report.anomalies.size()
               << " anomalies, " << report.calls.size() << " callIds)\n";
     return ExitOk;
 }

@@ -1,4 +1,5 @@
 #pragma once
+#include "app/command_options.h"
 #include "app/monitor.h"
 #include "models/report.h"
 
@@ -18,6 +19,6 @@ struct ReportRequest {
 // Builds the report from what the monitor holds (and reads cold callIds).
 Report buildReport(Monitor& monitor, const ReportRequest& request, const std::atomic<bool>& cancel);
 
-int runReportCommand(int argc, char** argv, std::vector<std::string> args);
+int runReportCommand(int argc, char** argv, const ReportOptions& options);
 
 } // namespace callscope

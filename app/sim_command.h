@@ -1,8 +1,7 @@
 #pragma once
-#include <string>
-#include <vector>
+// callscope sim (SPEC §6): drives PostgreSQL and Kafka with simulated traffic.
+#include "app/command_options.h"
 
 namespace callscope {
-int runSimCommand(std::vector<std::string> args);
-extern const char* const kSimUsage;
+int runSimCommand(const SimCommandOptions& options);
 } // namespace callscope

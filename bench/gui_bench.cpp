@@ -228,9 +228,9 @@ void BM_Report200Calls(benchmark::State& state) {
     for (auto _ : state) {
         QString error;
         const auto p0 = Clock::now();
-        writeReportPdf(report, dir + QStringLiteral("/callscope-bench-report.pdf"), error);
+        writeReport(report, dir + QStringLiteral("/callscope-bench-report.pdf"), error);
         const auto p1 = Clock::now();
-        writeReportHtml(report, dir + QStringLiteral("/callscope-bench-report.html"), error);
+        writeReport(report, dir + QStringLiteral("/callscope-bench-report.html"), error);
         const auto p2 = Clock::now();
         state.counters["pdf_s"] = std::chrono::duration<double>(p1 - p0).count();
         state.counters["html_s"] = std::chrono::duration<double>(p2 - p1).count();

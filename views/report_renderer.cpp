@@ -9,6 +9,7 @@
 #include <QPainter>
 #include <QPalette>
 #include <QPdfWriter>
+#include <QSaveFile>
 #include <QSvgGenerator>
 #include <QTextDocument>
 #include <QTextOption>
@@ -279,8 +280,10 @@ QString timelineSvg(const CallTimeline& t, const QSet<QString>& outlined, double
     return at >= 0 ? s.mid(at) : s;
 }
 
-bool writeReportPdf(const Report& r, const QString& path, QString& error, const ReportProgress& progress) {
-    QPdfWriter writer(path);
+namespace {
+
+bool paintPdf(const Report& r, QIODevice* device, QString& error, const ReportProgress& progress) {
+    QPdfWriter writer(device);
     writer.setPageSize(QPageSize(QPageSize::A4));
     writer.setPageMargins(QMarginsF(14, 12, 14, 12), QPageLayout::Millimeter);
     writer.setResolution(96); // painter units close to screen pixels; output stays vector
@@ -288,7 +291,7 @@ bool writeReportPdf(const Report& r, const QString& path, QString& error, const 
     writer.setCreator(QStringLiteral("callscope"));
     PdfFlow flow(writer, r);
     if (!flow.ok()) {
-        error = QStringLiteral("cannot write ") + path;
+        error = QStringLiteral("cannot paint the PDF");
         return false;
     }
     flow.html(summaryHtml(r));
@@ -311,7 +314,7 @@ bool writeReportPdf(const Report& r, const QString& path, QString& error, const 
     return true;
 }
 
-bool writeReportHtml(const Report& r, const QString& path, QString& error, const ReportProgress& progress) {
+QByteArray reportHtml(const Report& r, QString& error, const ReportProgress& progress) {
     QString h = QStringLiteral("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>") +
                 esc(r.title) + QStringLiteral("</title><style>body{font-family:sans-serif;margin:24px;max-width:1200px;}") +
                 QString::fromUtf8(kPrintCss) +
@@ -322,7 +325,7 @@ bool writeReportHtml(const Report& r, const QString& path, QString& error, const
     for (std::size_t k = 0; k < r.calls.size(); ++k) {
         if (progress && !progress(int(k), int(r.calls.size()))) {
             error = QStringLiteral("cancelled");
-            return false;
+            return {};
         }
         const ReportCall& c = r.calls[k];
         h += QStringLiteral("<section class=\"call\" id=\"") + esc(c.timeline.callId) + QStringLiteral("\">") +
@@ -330,9 +333,37 @@ bool writeReportHtml(const Report& r, const QString& path, QString& error, const
              QStringLiteral("</section>");
     }
     h += QStringLiteral("</body></html>\n");
-    QFile f(path);
-    if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate) || f.write(h.toUtf8()) < 0) {
-        error = QStringLiteral("cannot write ") + path;
+    return h.toUtf8();
+}
+
+} // namespace
+
+bool writeReport(const Report& r, const QString& path, QString& error,
+                 const ReportProgress& progress) {
+    // Written beside the target and renamed into place only when complete: a
+    // failure or a cancel never leaves half a report under the name.
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) {
+        error = QStringLiteral("cannot write ") + path + QStringLiteral(": ") + file.errorString();
+        return false;
+    }
+    bool ok = false;
+    if (path.endsWith(QLatin1String(".pdf"), Qt::CaseInsensitive)) {
+        ok = paintPdf(r, &file, error, progress);
+    } else {
+        const QByteArray bytes = path.endsWith(QLatin1String(".json"), Qt::CaseInsensitive)
+                                     ? QByteArray::fromStdString(reportJson(r) + '\n')
+                                     : reportHtml(r, error, progress);
+        ok = error.isEmpty() && file.write(bytes) == bytes.size();
+    }
+    if (!ok) {
+        if (error.isEmpty())
+            error = QStringLiteral("cannot write ") + path + QStringLiteral(": ") + file.errorString();
+        file.cancelWriting();
+        return false;
+    }
+    if (!file.commit()) {
+        error = QStringLiteral("cannot write ") + path + QStringLiteral(": ") + file.errorString();
         return false;
     }
     return true;

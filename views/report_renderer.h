@@ -14,10 +14,10 @@ namespace callscope {
 // Called per callId section; return false to cancel.
 using ReportProgress = std::function<bool(int done, int total)>;
 
-bool writeReportPdf(const Report& report, const QString& path, QString& error,
-                    const ReportProgress& progress = {});
-bool writeReportHtml(const Report& report, const QString& path, QString& error,
-                     const ReportProgress& progress = {});
+// Writes the report as PDF, HTML or JSON by the extension of `path`; the file
+// appears whole or not at all. On failure `error` says why.
+bool writeReport(const Report& report, const QString& path, QString& error,
+                 const ReportProgress& progress = {});
 // One callId's timeline as an SVG element.
 QString timelineSvg(const CallTimeline& timeline, const QSet<QString>& outlined, double width);
 
