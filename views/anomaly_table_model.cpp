@@ -131,7 +131,21 @@ QVariant AnomalyTableModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant AnomalyTableModel::headerData(int section, Qt::Orientation o, int role) const {
-    if (o != Qt::Horizontal || role != Qt::DisplayRole)
+    if (o != Qt::Horizontal)
+        return {};
+    if (role == Qt::ToolTipRole) {
+        switch (section) {
+        case Kind: return tr("The detection that fired (SPEC \u00a73), e.g. key_rotation");
+        case Severity: return tr("critical, warning or info; most severe first by default");
+        case State: return tr("open while the anomaly holds; resolved once it stops holding");
+        case CallIds: return tr("Every callId involved; the first one opens in the drill-down");
+        case Instances: return tr("Caller and server instances seen acting on these callIds");
+        case Age: return tr("Time since the first evidence (until resolution for resolved ones)");
+        case Summary: return tr("What was found, in one line; the drill-down shows the evidence");
+        }
+        return {};
+    }
+    if (role != Qt::DisplayRole)
         return {};
     switch (section) {
     case Kind: return tr("Kind");

@@ -53,7 +53,8 @@ DrilldownView::DrilldownView(QWidget* parent)
     outline->addWidget(new QLabel(tr("Outline evidence of:"), this));
     outline->addWidget(m_anomaly);
     m_details->setOpenLinks(false);
-    auto* split = new QSplitter(Qt::Vertical, this);
+    auto* split = m_splitter = new QSplitter(Qt::Vertical, this);
+    split->setObjectName(QStringLiteral("drilldownSplitter"));
     split->addWidget(m_timeline);
     split->addWidget(m_details);
     split->setStretchFactor(0, 0);
@@ -119,6 +120,7 @@ void DrilldownView::showDetail(const CallDetail& d) {
         return;
     }
     m_callId = qs(d.timeline.callId);
+    emit callShown(m_callId);
     m_current = d.timeline;
     m_anomalies = d.anomalies;
     m_title->setText(m_callId + (d.timeline.bizNo.empty() ? QString()

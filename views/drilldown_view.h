@@ -11,6 +11,7 @@ class QProgressBar;
 class QPushButton;
 class QTextBrowser;
 class QComboBox;
+class QSplitter;
 
 namespace callscope {
 
@@ -28,10 +29,12 @@ public:
     QString currentCallId() const { return m_callId; }
     TimelineWidget* timeline() const { return m_timeline; }
     QTextBrowser* details() const { return m_details; }
+    QSplitter* splitter() const { return m_splitter; } // timeline over details
 
 signals:
     void callRequested(const QString& query, quint64 generation);
     void cancelRequested();
+    void callShown(const QString& callId); // a lookup found this callId
 
 private:
     void setBusy(bool busy);
@@ -45,6 +48,7 @@ private:
     QComboBox* m_anomaly; // which anomaly's evidence is outlined
     TimelineWidget* m_timeline;
     QTextBrowser* m_details;
+    QSplitter* m_splitter;
     std::uint64_t m_generation = 0;
     QString m_callId;
     std::vector<Anomaly> m_anomalies;

@@ -54,7 +54,20 @@ QVariant InstanceTableModel::data(const QModelIndex& index, int role) const {
 }
 
 QVariant InstanceTableModel::headerData(int section, Qt::Orientation o, int role) const {
-    if (o != Qt::Horizontal || role != Qt::DisplayRole)
+    if (o != Qt::Horizontal)
+        return {};
+    if (role == Qt::ToolTipRole) {
+        switch (section) {
+        case Instance: return tr("A caller instance, from caller events and the attempts' source_instance");
+        case Calls: return tr("CallIds this instance acted on");
+        case Retries: return tr("Sends after the first one (caller events AWAITING_RESPONSE with attempt > 1)");
+        case DuplicateCallers: return tr("duplicate_caller anomalies naming this instance");
+        case Conflicts: return tr("digest_conflict anomalies naming this instance");
+        case OpenAnomalies: return tr("Open anomalies of any kind naming this instance");
+        }
+        return {};
+    }
+    if (role != Qt::DisplayRole)
         return {};
     switch (section) {
     case Instance: return tr("Instance");

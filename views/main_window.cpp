@@ -6,8 +6,19 @@
 #include "views/instances_view.h"
 #include "views/overview_view.h"
 #include "views/palette.h"
+#include "views/theme.h"
 
+#include <QActionGroup>
+#include <QApplication>
 #include <QCloseEvent>
+#include <QDialog>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QHeaderView>
+#include <QMenuBar>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
 #include <QFileDialog>
 #include <QItemSelectionModel>
 #include <QMenu>
@@ -19,8 +30,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
+#include <QScreen>
 #include <QSettings>
-#include <QShortcut>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTimer>
@@ -43,7 +54,7 @@ MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
       m_window(new QComboBox(this)), m_search(new QLineEdit(this)), m_postgres(new QLabel(this)),
       m_kafka(new QLabel(this)), m_rejected(new QLabel(this)), m_status(new QLabel(this)),
       m_flushTimer(new QTimer(this)) {
-    setWindowTitle(QStringLiteral("callscope \u2014 ") + sourcesText);
+    setSources(sourcesText);
     m_tabs->addTab(m_overview, tr("&Overview"));
     m_tabs->addTab(m_anomalies, tr("&Anomalies"));
     m_tabs->addTab(m_drilldown, tr("&Drill-down"));
@@ -77,26 +88,23 @@ MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
     bar->addWidget(m_rejected);
     statusBar()->addWidget(m_status, 1);
 
+    createMenus();
     bar->addSeparator();
     auto* exportButton = new QToolButton(this);
     exportButton->setText(tr("Export report\u2026"));
+    exportButton->setToolTip(tr("Write an incident report (PDF, HTML or JSON)"));
     exportButton->setPopupMode(QToolButton::InstantPopup);
-    auto* exportMenu = new QMenu(exportButton);
-    exportMenu->addAction(tr("Selected anomalies\u2026"), this, [this] { exportReport(0); });
-    exportMenu->addAction(tr("Current drill-down\u2026"), this, [this] { exportReport(1); });
-    exportMenu->addAction(tr("Everything in the window\u2026"), this, [this] { exportReport(2); });
-    exportButton->setMenu(exportMenu);
+    exportButton->setMenu(findChild<QMenu*>(QStringLiteral("exportMenu")));
     bar->addWidget(exportButton);
+    m_window->setToolTip(tr("The time window loaded and judged (View > Time window)"));
+    m_search->setToolTip(tr("Open a callId or bizNo in the drill-down (Ctrl+F, then Enter)"));
+    m_rejected->setToolTip(tr("no malformed messages"));
 
-    auto* find = new QShortcut(QKeySequence::Find, this);
-    connect(find, &QShortcut::activated, this, [this] {
-        m_search->setFocus();
-        m_search->selectAll();
-    });
     connect(m_search, &QLineEdit::returnPressed, this, [this] { openCall(m_search->text()); });
     connect(m_anomalies, &AnomaliesView::openCall, this, &MainWindow::openCall);
     connect(m_drilldown, &DrilldownView::callRequested, this, &MainWindow::callRequested);
     connect(m_drilldown, &DrilldownView::cancelRequested, this, &MainWindow::cancelCallRequested);
+    connect(m_drilldown, &DrilldownView::callShown, this, &MainWindow::rememberCall);
     connect(m_instances, &InstancesView::instanceSelected, this, [this](const QString& inst) {
         m_anomalies->setInstanceFilter(inst);
         if (!inst.isEmpty())
@@ -122,22 +130,281 @@ MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
     connect(m_flushTimer, &QTimer::timeout, this, &MainWindow::applyPending);
     m_flushTimer->start();
 
-    QSettings settings;
-    restoreGeometry(settings.value(QStringLiteral("window/geometry")).toByteArray());
-    restoreState(settings.value(QStringLiteral("window/state")).toByteArray());
-    m_tabs->setCurrentIndex(settings.value(QStringLiteral("window/tab"), 0).toInt());
-    if (!settings.contains(QStringLiteral("window/geometry")))
-        resize(1400, 900);
+    restoreLayout();
 }
 
 MainWindow::~MainWindow() = default;
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    QSettings settings;
-    settings.setValue(QStringLiteral("window/geometry"), saveGeometry());
-    settings.setValue(QStringLiteral("window/state"), saveState());
-    settings.setValue(QStringLiteral("window/tab"), m_tabs->currentIndex());
+    saveLayout();
     event->accept();
+}
+
+// Keys of what the next start restores.
+namespace {
+const QString kGeometry = QStringLiteral("window/geometry");
+const QString kState = QStringLiteral("window/state");
+const QString kTab = QStringLiteral("window/tab");
+const QString kSplitter = QStringLiteral("drilldown/splitter");
+const QString kAnomalyHeader = QStringLiteral("anomalies/header");
+const QString kInstanceHeader = QStringLiteral("instances/header");
+const QString kLastConfig = QStringLiteral("config/last");
+const QString kRecentConfigs = QStringLiteral("config/recent");
+const QString kRecentCalls = QStringLiteral("drilldown/recent");
+constexpr int kRecentMax = 10;
+
+// Puts `item` first in the remembered list `key`, without duplicates.
+QStringList pushRecent(const QString& key, const QString& item) {
+    QSettings settings;
+    QStringList list = settings.value(key).toStringList();
+    list.removeAll(item);
+    list.prepend(item);
+    while (list.size() > kRecentMax)
+        list.removeLast();
+    settings.setValue(key, list);
+    return list;
+}
+
+// Restores a table header's widths and sort, and sorts the view the same way.
+void restoreHeader(QTableView* table, const QByteArray& state) {
+    if (state.isEmpty() || !table->horizontalHeader()->restoreState(state))
+        return;
+    const QHeaderView* h = table->horizontalHeader();
+    table->sortByColumn(h->sortIndicatorSection(), h->sortIndicatorOrder());
+}
+} // namespace
+
+void MainWindow::saveLayout() const {
+    QSettings settings;
+    settings.setValue(kGeometry, saveGeometry());
+    settings.setValue(kState, saveState());
+    settings.setValue(kTab, m_tabs->currentIndex());
+    settings.setValue(kSplitter, m_drilldown->splitter()->saveState());
+    settings.setValue(kAnomalyHeader, m_anomalies->table()->horizontalHeader()->saveState());
+    settings.setValue(kInstanceHeader, m_instances->table()->horizontalHeader()->saveState());
+}
+
+void MainWindow::restoreLayout() {
+    QSettings settings;
+    if (!restoreGeometry(settings.value(kGeometry).toByteArray()))
+        resize(1400, 900);
+    restoreState(settings.value(kState).toByteArray());
+    m_tabs->setCurrentIndex(settings.value(kTab, 0).toInt());
+    m_drilldown->splitter()->restoreState(settings.value(kSplitter).toByteArray());
+    restoreHeader(m_anomalies->table(), settings.value(kAnomalyHeader).toByteArray());
+    restoreHeader(m_instances->table(), settings.value(kInstanceHeader).toByteArray());
+    rebuildRecentMenus();
+}
+
+QString MainWindow::lastConfigPath() { return QSettings().value(kLastConfig).toString(); }
+
+QStringList MainWindow::recentCallIds() const {
+    return QSettings().value(kRecentCalls).toStringList();
+}
+
+void MainWindow::setSources(const QString& sourcesText) {
+    // The title bar is plain text: no escaping, but one line.
+    QString title = sourcesText;
+    title.replace(QLatin1Char('\n'), QLatin1Char(' '));
+    setWindowTitle(QStringLiteral("callscope \u2014 ") + title);
+}
+
+void MainWindow::setConfigPath(const QString& path) {
+    m_configPath = path;
+    m_openConfig->setEnabled(!path.isEmpty());
+    if (path.isEmpty())
+        return;
+    QSettings().setValue(kLastConfig, path);
+    pushRecent(kRecentConfigs, path);
+    rebuildRecentMenus();
+}
+
+void MainWindow::rememberCall(const QString& callId) {
+    if (callId.isEmpty())
+        return;
+    pushRecent(kRecentCalls, callId);
+    rebuildRecentMenus();
+}
+
+void MainWindow::openConfigDialog() {
+    const QString start = m_configPath.isEmpty() ? QDir::homePath() : m_configPath;
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open a callscope config"), start, tr("callscope config (*.toml);;All files (*)"));
+    if (!path.isEmpty())
+        emit configRequested(path);
+}
+
+void MainWindow::rebuildRecentMenus() {
+    QSettings settings;
+    m_recentConfigs->clear();
+    const QStringList configs = settings.value(kRecentConfigs).toStringList();
+    for (int i = 0; i < configs.size(); ++i) {
+        // Paths are data: no mnemonic from them, the number is the mnemonic.
+        QString label = configs[i];
+        label.replace(QLatin1Char('&'), QStringLiteral("&&"));
+        auto* a = m_recentConfigs->addAction(QStringLiteral("&%1  %2").arg(i + 1).arg(label));
+        const QString path = configs[i];
+        a->setEnabled(!m_configPath.isEmpty());
+        connect(a, &QAction::triggered, this, [this, path] { emit configRequested(path); });
+    }
+    m_recentConfigs->setEnabled(!configs.isEmpty());
+
+    m_recentCalls->clear();
+    const QStringList calls = settings.value(kRecentCalls).toStringList();
+    for (int i = 0; i < calls.size(); ++i) {
+        QString label = calls[i];
+        label.replace(QLatin1Char('&'), QStringLiteral("&&"));
+        if (label.size() > 80) // callIds are data of any length
+            label = label.left(79) + QStringLiteral("\u2026");
+        auto* a = m_recentCalls->addAction(QStringLiteral("&%1  %2").arg((i + 1) % 10).arg(label));
+        const QString id = calls[i];
+        connect(a, &QAction::triggered, this, [this, id] { openCall(id); });
+    }
+    if (!calls.isEmpty()) {
+        m_recentCalls->addSeparator();
+        m_recentCalls->addAction(tr("&Clear the list"), this, [this] {
+            QSettings().remove(kRecentCalls);
+            rebuildRecentMenus();
+        });
+    }
+    m_recentCalls->setEnabled(!calls.isEmpty());
+}
+
+void MainWindow::createMenus() {
+    // File
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    m_openConfig = file->addAction(tr("&Open config\u2026"), this, &MainWindow::openConfigDialog);
+    m_openConfig->setShortcut(QKeySequence::Open);
+    m_openConfig->setEnabled(false); // until a config file is in use (not in the demo)
+    m_recentConfigs = file->addMenu(tr("&Recent configs"));
+    file->addSeparator();
+    QMenu* exportMenu = file->addMenu(tr("&Export report"));
+    exportMenu->setObjectName(QStringLiteral("exportMenu"));
+    exportMenu->addAction(tr("&Selected anomalies\u2026"), this, [this] { exportReport(0); })
+        ->setShortcut(QKeySequence(tr("Ctrl+E")));
+    exportMenu->addAction(tr("Current &drill-down\u2026"), this, [this] { exportReport(1); })
+        ->setShortcut(QKeySequence(tr("Ctrl+Shift+E")));
+    exportMenu->addAction(tr("&Everything in the window\u2026"), this, [this] { exportReport(2); });
+    file->addSeparator();
+    // Some platforms bind no key to the standard Quit: Ctrl+Q everywhere then.
+    QList<QKeySequence> quitKeys = QKeySequence::keyBindings(QKeySequence::Quit);
+    if (quitKeys.isEmpty())
+        quitKeys = {QKeySequence(tr("Ctrl+Q"))};
+    file->addAction(tr("&Quit"), this, &QWidget::close)->setShortcuts(quitKeys);
+
+    // View
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    const QString tabNames[] = {tr("&Overview"), tr("&Anomalies"), tr("&Drill-down"),
+                                tr("&Instances")};
+    for (int t = 0; t < 4; ++t)
+        view->addAction(tabNames[t], this, [this, t] { showTab(static_cast<Tab>(t)); })
+            ->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + t)));
+    view->addSeparator();
+    QMenu* windowMenu = view->addMenu(tr("Time &window"));
+    for (int i = 0; i < m_window->count(); ++i)
+        windowMenu->addAction(m_window->itemText(i), this, [this, i] {
+            m_window->setCurrentIndex(i);
+            emit m_window->activated(i);
+        });
+    QMenu* themeMenu = view->addMenu(tr("&Theme"));
+    auto* themes = new QActionGroup(this);
+    const std::pair<Theme, QString> themeNames[] = {
+        {Theme::System, tr("&System")}, {Theme::Light, tr("&Light")}, {Theme::Dark, tr("&Dark")}};
+    for (const auto& [theme, label] : themeNames) {
+        QAction* a = themeMenu->addAction(label, this, [t = theme] { applyTheme(t); });
+        a->setCheckable(true);
+        a->setChecked(currentTheme() == theme);
+        themes->addAction(a);
+    }
+    view->addSeparator();
+    QAction* full = view->addAction(tr("&Full screen"), this, [this] {
+        setWindowState(windowState() ^ Qt::WindowFullScreen);
+    });
+    full->setShortcut(QKeySequence::FullScreen);
+
+    // Go
+    QMenu* go = menuBar()->addMenu(tr("&Go"));
+    go->addAction(tr("&Find callId or bizNo"), this, [this] {
+          m_search->setFocus();
+          m_search->selectAll();
+      })->setShortcut(QKeySequence::Find);
+    m_recentCalls = go->addMenu(tr("&Recent callIds"));
+
+    // Help
+    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard shortcuts"), this, &MainWindow::showShortcuts)
+        ->setShortcuts({QKeySequence::HelpContents, QKeySequence(tr("Ctrl+/"))});
+    help->addAction(tr("&About callscope"), this, [this] {
+        QMessageBox::about(this, tr("About callscope"),
+                           tr("<b>callscope %1</b><p>Watches retried calls guarded by a callId, "
+                              "a server idempotency record and business receipts.</p>")
+                               .arg(QApplication::applicationVersion().toHtmlEscaped()));
+    });
+}
+
+QDialog* MainWindow::showShortcuts() {
+    if (!m_shortcuts) {
+        m_shortcuts = new QDialog(this);
+        m_shortcuts->setObjectName(QStringLiteral("shortcutsDialog"));
+        m_shortcuts->setWindowTitle(tr("Keyboard shortcuts"));
+        auto* table = new QTableWidget(m_shortcuts);
+        table->setColumnCount(2);
+        table->setHorizontalHeaderLabels({tr("Keys"), tr("Action")});
+        table->verticalHeader()->hide();
+        table->setEditTriggers(QAbstractItemView::NoEditTriggers);
+        table->setSelectionBehavior(QAbstractItemView::SelectRows);
+        table->horizontalHeader()->setStretchLastSection(true);
+        const auto addRow = [table](const QString& keys, const QString& what) {
+            const int r = table->rowCount();
+            table->insertRow(r);
+            table->setItem(r, 0, new QTableWidgetItem(keys));
+            table->setItem(r, 1, new QTableWidgetItem(what));
+        };
+        // Every menu action with keys, read from the menus so the list cannot drift.
+        const std::function<void(QMenu*, const QString&)> walk = [&](QMenu* menu,
+                                                                     const QString& path) {
+            for (QAction* a : menu->actions()) {
+                const QString name = path + QStringLiteral(" \u203a ") +
+                                     QString(a->text()).remove(QLatin1Char('&'));
+                if (a->menu())
+                    walk(a->menu(), name);
+                else if (!a->shortcuts().isEmpty()) {
+                    QStringList keys;
+                    for (const QKeySequence& k : a->shortcuts())
+                        keys << k.toString(QKeySequence::NativeText);
+                    addRow(keys.join(QStringLiteral(", ")), name);
+                }
+            }
+        };
+        for (QAction* top : menuBar()->actions())
+            if (top->menu())
+                walk(top->menu(), QString(top->text()).remove(QLatin1Char('&')));
+        // Keys the views handle themselves.
+        addRow(tr("Alt+letter"), tr("Open a menu or a tab by its underlined letter"));
+        addRow(tr("Enter"), tr("Anomalies: open the selected anomaly's callId in the drill-down"));
+        addRow(QKeySequence(QKeySequence::Copy).toString(QKeySequence::NativeText),
+               tr("Anomalies: copy the selected rows"));
+        addRow(tr("+  /  \u2212"), tr("Timeline: zoom in / out (or the mouse wheel)"));
+        addRow(tr("\u2190  /  \u2192"), tr("Timeline: pan (or drag)"));
+        addRow(tr("0"), tr("Timeline: fit the whole call (or double-click)"));
+        addRow(tr("Tab  /  Shift+Tab"), tr("Move between the controls of a view"));
+        table->resizeColumnsToContents();
+        auto* close = new QDialogButtonBox(QDialogButtonBox::Close, m_shortcuts);
+        connect(close, &QDialogButtonBox::rejected, m_shortcuts, &QDialog::close);
+        auto* layout = new QVBoxLayout(m_shortcuts);
+        layout->addWidget(table);
+        layout->addWidget(close);
+        // Tall enough to show every row without scrolling, where the screen allows.
+        const int rowsHeight = table->verticalHeader()->length() +
+                               table->horizontalHeader()->height() + 2 * table->frameWidth();
+        const QRect screen = this->screen() ? this->screen()->availableGeometry() : QRect(0, 0, 1280, 800);
+        m_shortcuts->resize(qMin(screen.width(), qMax(640, table->horizontalHeader()->length() + 40)),
+                            qMin(screen.height() - 80, rowsHeight + close->sizeHint().height() + 40));
+    }
+    m_shortcuts->show();
+    m_shortcuts->raise();
+    m_shortcuts->activateWindow();
+    return m_shortcuts;
 }
 
 void MainWindow::setWindowChoice(const QString& label) {

@@ -14,6 +14,9 @@ class QLineEdit;
 class QComboBox;
 class QTimer;
 class QProgressDialog;
+class QMenu;
+class QAction;
+class QDialog;
 
 namespace callscope {
 
@@ -33,6 +36,16 @@ public:
     void setWindowChoice(const QString& label); // shown in the toolbar
     void showTab(Tab tab);
     void openCall(const QString& query);
+    // The sources shown in the title, and the config file they came from ("" for
+    // the demo): remembered as the last config and listed under File > Recent.
+    void setSources(const QString& sourcesText);
+    void setConfigPath(const QString& path);
+    static QString lastConfigPath();
+    QStringList recentCallIds() const;
+    // Help > Keyboard shortcuts: every action with its keys, and the views' own keys.
+    QDialog* showShortcuts();
+    // Saves what the next start restores (also done on close).
+    void saveLayout() const;
 
     OverviewView* overview() const { return m_overview; }
     AnomaliesView* anomalies() const { return m_anomalies; }
@@ -54,6 +67,7 @@ signals:
     void windowRequested(qint64 sinceMs, const QString& label); // ms before now; 0 = live
     void reportRequested(const QStringList& callIds, const QString& path, bool includePayloads);
     void cancelReportRequested();
+    void configRequested(const QString& path); // File > Open config or Recent
 
 public slots:
     void reportProgress(int done, int total);
@@ -66,6 +80,11 @@ private:
     void applyPending();
     void exportReport(int scope); // 0 selected anomalies, 1 current drill-down, 2 everything
     void updateHealth(const DashboardSnapshot& s);
+    void createMenus();
+    void restoreLayout();
+    void rememberCall(const QString& callId);
+    void rebuildRecentMenus();
+    void openConfigDialog();
 
     QTabWidget* m_tabs;
     AnomalyTableModel* m_anomalyModel;
@@ -81,6 +100,11 @@ private:
     QLabel* m_status;
     QTimer* m_flushTimer;
     QProgressDialog* m_reportProgress = nullptr;
+    QMenu* m_recentConfigs = nullptr;
+    QMenu* m_recentCalls = nullptr;
+    QAction* m_openConfig = nullptr;
+    QDialog* m_shortcuts = nullptr;
+    QString m_configPath;
     std::vector<std::shared_ptr<const DashboardSnapshot>> m_pending;
     std::shared_ptr<const DashboardSnapshot> m_lastStats;
 };

@@ -1,6 +1,7 @@
 #include "views/overview_view.h"
 
 #include "views/palette.h"
+#include "views/theme.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSeries>
@@ -9,6 +10,7 @@
 #include <QChartView>
 #include <QDateTime>
 #include <QDateTimeAxis>
+#include <QEvent>
 #include <QFrame>
 #include <QGridLayout>
 #include <QLabel>
@@ -39,14 +41,17 @@ double niceStep(double top) {
     return 10 * magnitude;
 }
 
-void styleChart(QChart* c, const QString& title, const QPalette& palette) {
-    // Follow the desktop: dark charts on a dark palette.
-    if (palette.color(QPalette::Window).lightness() < 128)
-        c->setTheme(QChart::ChartThemeDark);
+// Charts follow the application's palette: dark charts on a dark theme.
+void themeChart(QChart* c) {
+    c->setTheme(isDarkPalette() ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    c->setBackgroundRoundness(0);
+}
+
+void styleChart(QChart* c, const QString& title) {
+    themeChart(c);
     c->setTitle(title);
     c->setMargins(QMargins(4, 4, 4, 4));
     c->legend()->setAlignment(Qt::AlignBottom);
-    c->setBackgroundRoundness(0);
     c->setAnimationOptions(QChart::NoAnimation);
 }
 
@@ -69,24 +74,34 @@ QWidget* OverviewView::tile(const QString& title, QLabel** value) {
 
 OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
     auto* tiles = new QGridLayout;
-    const auto add = [&](int r, int c, const QString& title, QLabel** v) {
-        tiles->addWidget(tile(title, v), r, c);
+    const auto add = [&](int r, int c, const QString& title, QLabel** v, const QString& tip) {
+        QWidget* t = tile(title, v);
+        t->setToolTip(tip); // the whole tile explains its figure
+        tiles->addWidget(t, r, c);
     };
-    add(0, 0, tr("Records PROCESSING"), &m_processing);
-    add(0, 1, tr("Records SUCCESS"), &m_success);
-    add(0, 2, tr("Records FAILED"), &m_failed);
-    add(0, 3, tr("Receipts / s"), &m_receipts);
-    add(0, 4, tr("Attempts / s"), &m_attempts);
-    add(1, 0, tr("Open critical"), &m_critical);
-    add(1, 1, tr("Open warning"), &m_warning);
-    add(1, 2, tr("Open info"), &m_info);
-    add(1, 3, tr("CallIds tracked"), &m_calls);
-    add(1, 4, tr("Rejected messages"), &m_rejected);
+    add(0, 0, tr("Records PROCESSING"), &m_processing,
+        tr("Idempotency records in the window whose status is PROCESSING now"));
+    add(0, 1, tr("Records SUCCESS"), &m_success,
+        tr("Idempotency records in the window whose status is SUCCESS now"));
+    add(0, 2, tr("Records FAILED"), &m_failed,
+        tr("Idempotency records in the window whose status is FAILED now"));
+    add(0, 3, tr("Receipts / s"), &m_receipts,
+        tr("Receipts read from the receipt topics per second, over the last seconds"));
+    add(0, 4, tr("Attempts / s"), &m_attempts,
+        tr("Server attempt rows (requests that reached a server) per second"));
+    add(1, 0, tr("Open critical"), &m_critical,
+        tr("Open critical anomalies: double executions, state mismatches, concurrent runs"));
+    add(1, 1, tr("Open warning"), &m_warning, tr("Open anomalies of severity warning"));
+    add(1, 2, tr("Open info"), &m_info, tr("Open anomalies of severity info (orphan receipts)"));
+    add(1, 3, tr("CallIds tracked"), &m_calls,
+        tr("CallIds held in memory: the window plus live traffic, less what retention evicted"));
+    add(1, 4, tr("Rejected messages"), &m_rejected,
+        tr("Malformed messages and rows, counted and skipped; hover the number for samples"));
     m_critical->setStyleSheet(QStringLiteral("color: %1").arg(severityColor("critical").name()));
     m_warning->setStyleSheet(QStringLiteral("color: %1").arg(severityColor("warning").name()));
 
     m_throughputChart = new QChart;
-    styleChart(m_throughputChart, tr("Throughput (per second)"), palette());
+    styleChart(m_throughputChart, tr("Throughput (per second)"));
     const char* names[4] = {"receipts", "attempts", "caller events", "record changes"};
     m_throughputX = new QDateTimeAxis;
     m_throughputX->setFormat(QStringLiteral("HH:mm:ss"));
@@ -102,8 +117,8 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
         m_throughput[k]->attachAxis(m_throughputY);
     }
 
-    auto* ageChart = new QChart;
-    styleChart(ageChart, tr("PROCESSING records by age"), palette());
+    auto* ageChart = m_ageChart = new QChart;
+    styleChart(ageChart, tr("PROCESSING records by age"));
     m_ages = new QBarSet(tr("records"));
     for (std::size_t i = 0; i < kAgeBucketNames.size(); ++i)
         *m_ages << 0;
@@ -123,7 +138,7 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
     ageChart->legend()->hide();
 
     m_anomalyChart = new QChart;
-    styleChart(m_anomalyChart, tr("Open anomalies by kind"), palette());
+    styleChart(m_anomalyChart, tr("Open anomalies by kind"));
     m_anomalyChart->legend()->setAlignment(Qt::AlignRight);
     m_anomalyX = new QDateTimeAxis;
     m_anomalyX->setFormat(QStringLiteral("HH:mm:ss"));
@@ -139,6 +154,15 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(tiles);
     layout->addLayout(charts, 1);
+}
+
+void OverviewView::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() != QEvent::PaletteChange)
+        return;
+    for (QChart* c : {m_throughputChart, m_ageChart, m_anomalyChart})
+        themeChart(c);
+    m_ages->setColor(stateColor("PROCESSING"));
 }
 
 void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>& openByKind,

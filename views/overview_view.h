@@ -26,6 +26,9 @@ public:
     void update(const DashboardSnapshot& s, const std::array<int, 11>& openByKind,
                 const std::array<int, 3>& openBySeverity);
 
+protected:
+    void changeEvent(QEvent* event) override;
+
 private:
     QWidget* tile(const QString& title, QLabel** value);
     struct Point {
@@ -38,6 +41,7 @@ private:
     QLineSeries* m_throughput[4];
     QDateTimeAxis* m_throughputX;
     QValueAxis* m_throughputY;
+    QChart* m_ageChart;
     QBarSet* m_ages;
     QValueAxis* m_agesY;
     QChart* m_anomalyChart;

@@ -14,11 +14,21 @@
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QDialog>
+#include <QDir>
+#include <QHeaderView>
 #include <QImage>
 #include <QKeyEvent>
+#include <QMenu>
+#include <QMenuBar>
 #include <QPainter>
+#include <QScrollBar>
+#include <QSettings>
 #include <QSignalSpy>
+#include <QSplitter>
 #include <QTableView>
+#include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QTextBrowser>
 
@@ -29,6 +39,16 @@ using namespace callscope;
 namespace {
 
 constexpr EpochMillis T0 = 1'716'200'000'000;
+
+// Screenshots go into the build tree (screenshots/ beside the test binary), or
+// where CALLSCOPE_SCREENSHOTS says, never into the current directory.
+QString shot(const char* name) {
+    QString dir = qEnvironmentVariable("CALLSCOPE_SCREENSHOTS");
+    if (dir.isEmpty())
+        dir = QCoreApplication::applicationDirPath() + QStringLiteral("/screenshots");
+    QDir().mkpath(dir);
+    return dir + QLatin1Char('/') + QLatin1String(name);
+}
 
 Anomaly anomaly(std::uint64_t id, AnomalyKind kind, Severity sev, std::vector<std::string> ids,
                 std::string instance, bool open = true) {
@@ -130,7 +150,7 @@ TEST(AnomalyTable, SortsFiltersAndOpensTheDrillDown) {
     QTest::keyClick(view.table(), Qt::Key_Return);
     ASSERT_EQ(open.count(), 1);
     EXPECT_EQ(open.at(0).at(0).toString(), QStringLiteral("c-a"));
-    view.grab().save(QStringLiteral("anomalies-view.png"));
+    view.grab().save(shot("anomalies-view.png"));
 }
 
 TEST(Timeline, BothLanesAreDrawnWithTheRightBands) {
@@ -144,7 +164,7 @@ TEST(Timeline, BothLanesAreDrawnWithTheRightBands) {
         QPainter p(&img);
         paintTimeline(p, TimelineLayout::forRect(QRectF(w.rect())), t, w.axis(), {}, w.palette());
     }
-    img.save(QStringLiteral("timeline.png"));
+    img.save(shot("timeline.png"));
     const TimelineLayout l = TimelineLayout::forRect(QRectF(w.rect()));
     const auto colourAt = [&](const QRectF& lane, EpochMillis at) {
         return img.pixelColor(int(l.serverLane.left() + w.axis().x(at)), int(lane.center().y() + 8));
@@ -198,7 +218,7 @@ TEST(Drilldown, ShowsTheDiagnosisAndSiblingLinks) {
     v.lookup(QStringLiteral("c2"));
     v.showDetail(d);
     EXPECT_EQ(v.currentCallId(), QStringLiteral("c1"));
-    v.grab().save(QStringLiteral("drilldown-view.png"));
+    v.grab().save(shot("drilldown-view.png"));
 }
 
 TEST(Instances, ModelPassesTheTesterAndSelectionFilters) {
@@ -237,7 +257,7 @@ TEST(MainWindow, ReadableOnADarkPalette) {
         w.takeSnapshot(snap);
         w.flush();
         w.showTab(MainWindow::OverviewTab);
-        w.grab().save(QStringLiteral("dark-overview.png"));
+        w.grab().save(shot("dark-overview.png"));
         CallDetail d;
         d.found = true;
         w.drilldown()->lookup(QStringLiteral("c1"));
@@ -247,16 +267,155 @@ TEST(MainWindow, ReadableOnADarkPalette) {
         w.drilldown()->showDetail(d);
         w.showTab(MainWindow::DrilldownTab);
         const QImage img = w.grab().toImage();
-        img.save(QStringLiteral("dark-drilldown.png"));
+        img.save(shot("dark-drilldown.png"));
         // The timeline's background follows the palette, not a fixed white.
         EXPECT_LT(img.pixelColor(img.width() - 20, 250).lightness(), 100);
     }
     QApplication::setPalette(old);
 }
 
+namespace {
+// A window state a user would leave behind: fed with anomalies, a call open.
+void feed(MainWindow& w) {
+    auto snap = std::make_shared<DashboardSnapshot>();
+    snap->at = T0;
+    snap->changes = sample();
+    snap->statsIncluded = true;
+    snap->recordsByStatus = {3, 900, 40};
+    snap->processingAges = {2, 1, 0, 0, 0, 0, 0, 0};
+    w.takeSnapshot(snap);
+    w.flush();
+}
+
+void showCall(MainWindow& w, const QString& callId) {
+    w.openCall(callId);
+    CallDetail d;
+    d.found = true;
+    d.generation = w.drilldown()->generation();
+    d.timeline = scriptedTimeline();
+    d.timeline.callId = callId.toStdString();
+    d.diagnosis.verdict = "Executed once; no double execution.";
+    w.drilldown()->showDetail(d);
+}
+} // namespace
+
+TEST(MainWindow, ShortcutsDialogListsEveryMenuShortcutAndTheViewsKeys) {
+    QSettings().clear();
+    MainWindow w(QStringLiteral("postgres 127.0.0.1:5432 \u00b7 kafka 127.0.0.1:9092"));
+    w.show();
+    QDialog* d = w.showShortcuts();
+    ASSERT_NE(d, nullptr);
+    auto* table = d->findChild<QTableWidget*>();
+    ASSERT_NE(table, nullptr);
+    QStringList rows;
+    for (int r = 0; r < table->rowCount(); ++r)
+        rows << table->item(r, 0)->text() + QStringLiteral(" = ") + table->item(r, 1)->text();
+    const QString all = rows.join(QLatin1Char('\n'));
+    // Every menu action that has keys is listed, with the menu path.
+    int withKeys = 0;
+    for (QAction* top : w.menuBar()->actions())
+        for (QAction* a : top->menu()->actions()) {
+            if (a->menu())
+                for (QAction* sub : a->menu()->actions())
+                    withKeys += sub->shortcuts().isEmpty() ? 0 : 1;
+            else
+                withKeys += a->shortcuts().isEmpty() ? 0 : 1;
+        }
+    EXPECT_GE(withKeys, 10);
+    EXPECT_GE(table->rowCount(), withKeys + 5) << all.toStdString();
+    for (const char* expected : {"Ctrl+O = File \u203a Open config", "Ctrl+E = File \u203a Export report \u203a Selected",
+                                 "Ctrl+1 = View \u203a Overview", "Ctrl+Q = File \u203a Quit", "Ctrl+4 = View \u203a Instances",
+                                 "Ctrl+F = Go \u203a Find callId or bizNo", "F1, Ctrl+/ = Help \u203a Keyboard shortcuts",
+                                 "Timeline: zoom in"})
+        EXPECT_TRUE(all.contains(QString::fromUtf8(expected))) << expected << "\n" << all.toStdString();
+    // Every row fits: nothing hides below a scroll bar.
+    EXPECT_FALSE(table->verticalScrollBar()->isVisible());
+    d->grab().save(shot("shortcuts.png"));
+    // One dialog, raised again rather than stacked.
+    EXPECT_EQ(w.showShortcuts(), d);
+}
+
+TEST(MainWindow, LayoutTabSortAndSplitterComeBackAfterARestart) {
+    QSettings().clear();
+    QList<int> sizes;
+    {
+        MainWindow w(QStringLiteral("first run"));
+        w.resize(1300, 820);
+        w.show();
+        ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+        feed(w);
+        showCall(w, QStringLiteral("c1"));
+        QCoreApplication::processEvents();
+        QSplitter* split = w.drilldown()->splitter();
+        const int total = split->sizes().value(0) + split->sizes().value(1);
+        ASSERT_GT(total, 100);
+        split->setSizes({total * 3 / 4, total - total * 3 / 4});
+        sizes = split->sizes();
+        w.anomalies()->table()->sortByColumn(AnomalyTableModel::Kind, Qt::DescendingOrder);
+        w.showTab(MainWindow::AnomaliesTab);
+        w.close(); // closing saves, as quitting does
+    }
+    MainWindow w(QStringLiteral("second run"));
+    w.show();
+    ASSERT_TRUE(QTest::qWaitForWindowExposed(&w));
+    feed(w);
+    EXPECT_EQ(w.size(), QSize(1300, 820));
+    const QHeaderView* h = w.anomalies()->table()->horizontalHeader();
+    EXPECT_EQ(h->sortIndicatorSection(), AnomalyTableModel::Kind);
+    EXPECT_EQ(h->sortIndicatorOrder(), Qt::DescendingOrder);
+    // The rows really are in that order, not just the arrow.
+    const auto* proxy = w.anomalies()->filter();
+    EXPECT_EQ(proxy->index(0, AnomalyTableModel::Kind).data().toString(), QStringLiteral("stuck_processing"));
+    EXPECT_TRUE(w.anomalies()->isVisible()); // the tab left open
+    QCoreApplication::processEvents();
+    w.grab().save(shot("restored-layout.png"));
+    showCall(w, QStringLiteral("c1"));
+    QCoreApplication::processEvents();
+    const QList<int> restored = w.drilldown()->splitter()->sizes();
+    ASSERT_EQ(restored.size(), sizes.size());
+    for (int i = 0; i < sizes.size(); ++i)
+        EXPECT_NEAR(restored[i], sizes[i], 2) << i;
+    w.grab().save(shot("restored-drilldown.png"));
+}
+
+TEST(MainWindow, RecentCallIdsAreRememberedNewestFirstAndEscaped) {
+    QSettings().clear();
+    MainWindow w(QStringLiteral("recent"));
+    showCall(w, QStringLiteral("c1"));
+    showCall(w, QStringLiteral("R&D <b>call</b>"));
+    showCall(w, QStringLiteral("c1")); // again: moves to the top, no duplicate
+    EXPECT_EQ(w.recentCallIds(), (QStringList{QStringLiteral("c1"), QStringLiteral("R&D <b>call</b>")}));
+    // A lookup that found nothing is not remembered.
+    w.openCall(QStringLiteral("missing"));
+    CallDetail none;
+    none.generation = w.drilldown()->generation();
+    w.drilldown()->showDetail(none);
+    EXPECT_EQ(w.recentCallIds().size(), 2);
+    QMenu* recent = nullptr;
+    for (QMenu* m : w.findChildren<QMenu*>())
+        if (m->title() == QStringLiteral("&Recent callIds"))
+            recent = m;
+    ASSERT_NE(recent, nullptr);
+    ASSERT_GE(recent->actions().size(), 2);
+    // The ampersand in data is shown, not taken as a mnemonic.
+    EXPECT_EQ(recent->actions().at(1)->text(), QStringLiteral("&2  R&&D <b>call</b>"));
+    // Choosing one looks it up in the drill-down.
+    QSignalSpy asked(w.drilldown(), &DrilldownView::callRequested);
+    recent->actions().at(1)->trigger();
+    ASSERT_EQ(asked.count(), 1);
+    EXPECT_EQ(asked.at(0).at(0).toString(), QStringLiteral("R&D <b>call</b>"));
+    EXPECT_TRUE(w.drilldown()->isVisible() || !w.isVisible());
+}
+
 int main(int argc, char** argv) {
     qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
+    // Settings in a throwaway directory: never the user's, never shared between runs.
+    QTemporaryDir settingsDir;
+    QSettings::setDefaultFormat(QSettings::IniFormat);
+    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settingsDir.path());
+    QCoreApplication::setOrganizationName(QStringLiteral("callscope-tests"));
+    QCoreApplication::setApplicationName(QStringLiteral("views"));
     ::testing::InitGoogleTest(&argc, argv);
     return RUN_ALL_TESTS();
 }
