@@ -50,7 +50,7 @@ std::string pgBin() {
     }
     if (best.empty())
         throw std::runtime_error("PostgreSQL server binaries not found under /usr/lib/postgresql "
-                                 "(scripts/setup installs postgresql-15)");
+                                 "(the demo starts a throwaway cluster: apt install postgresql)");
     return best;
 }
 
