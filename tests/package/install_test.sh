@@ -26,7 +26,7 @@ check "cmake --install lays the tree out" cmake --install "$build" --prefix "$pr
 for f in bin/callscope share/applications/$app.desktop \
          share/icons/hicolor/scalable/apps/$app.svg share/metainfo/$app.metainfo.xml \
          share/callscope/callscope.toml share/callscope/schema.sql \
-         share/man/man1/callscope.1.gz share/bash-completion/completions/callscope; do
+         share/man/man1/callscope.1 share/bash-completion/completions/callscope; do
   check "installs $f" test -s "$prefix/$f"
 done
 check "the desktop entry validates" desktop-file-validate "$prefix/share/applications/$app.desktop"
@@ -34,8 +34,7 @@ check "the metainfo validates" appstreamcli validate --no-net "$prefix/share/met
 check "the desktop entry names the installed icon" \
   grep -qx "Icon=$app" "$prefix/share/applications/$app.desktop"
 
-man=$work/callscope.1
-gzip -dc "$prefix/share/man/man1/callscope.1.gz" >"$man"
+man=$prefix/share/man/man1/callscope.1
 for sub in gui scan watch inspect report demo sim; do
   check "the man page describes $sub" grep -q "^  *$sub\b\|callscope $sub\|^$sub\b" "$man"
 done
@@ -70,6 +69,10 @@ if [ -n "$deb" ]; then
   check "the unpacked binary prints its help" \
     sh -c "'$root/usr/bin/callscope' --help | grep -q '^  scan '"
   check "the .deb carries the desktop entry" test -s "$root/usr/share/applications/$app.desktop"
+  check "the .deb's man page is gzipped (Debian policy) and reads" \
+    sh -c "gzip -dc '$root/usr/share/man/man1/callscope.1.gz' | grep -q 'EXIT STATUS'"
+  check "the .deb lists the gzipped man page in its md5sums" \
+    sh -c "dpkg-deb -e '$deb' '$work/control' && grep -q 'usr/share/man/man1/callscope.1.gz' '$work/control/md5sums'"
 fi
 
 echo "$passed passed, $failed failed"
