@@ -59,7 +59,7 @@ void DashboardBackend::tick() {
                 emit fatal(QString::fromStdString(e.what()));
                 return;
             }
-            m_sources["postgres"] = {"postgres", false, e.what(), kNoTime, 0};
+            m_sources["postgres"] = {"postgres", false, e.what(), kNoTime, 0, {}};
             emit status(QString::fromStdString(std::string(e.what()) + " \u2014 retrying in " +
                                                std::to_string(m_backoffMs / 1000) + " s"));
             m_nextConnectAt = now + m_backoffMs;
@@ -76,8 +76,14 @@ void DashboardBackend::tick() {
             emit fatal(QString::fromStdString(e.what()));
             return;
         }
-        for (const SourceHealth& h : m_monitor->healthChanges())
-            m_sources[h.source] = {h.source, h.connected, h.lastError, h.lastOkAt, h.lag};
+        for (const SourceHealth& h : m_monitor->healthChanges()) {
+            SourceStatus& st = m_sources[h.source];
+            // A note keeps the connection state as it was; a state change keeps the last note.
+            const std::string note = h.note.empty() ? st.note : h.note;
+            if (h.note.empty() || st.source.empty())
+                st = {h.source, h.connected, h.lastError, h.lastOkAt, h.lag, {}};
+            st.note = note;
+        }
     } else {
         auto changes = m_monitor->takeChanges();
         m_pending.insert(m_pending.end(), changes.begin(), changes.end());
@@ -159,6 +165,7 @@ void DashboardBackend::computeStats(DashboardSnapshot& s, EpochMillis now) {
     const RejectStats& r = m_monitor->rejects();
     s.rejected = r.total();
     s.rejectedByReason = r.byReason;
+    s.lostByPartition = m_monitor->gaps().lostByPartition;
     for (const Rejection& x : r.samples)
         s.rejectedSamples.push_back(x.where + ": " + x.reason + ": " + x.sample);
 }

@@ -25,6 +25,16 @@ int sourceError(const std::string& command, const SourceError& e) {
     return e.configError ? ExitUsage : ExitRuntime;
 }
 
+void printGaps(const GapStats& g) {
+    if (g.lost() == 0)
+        return;
+    std::cerr << "callscope: " << g.lost()
+              << " messages were deleted by retention before they were read:";
+    for (const auto& [where, n] : g.lostByPartition)
+        std::cerr << ' ' << where << " (" << n << ")";
+    std::cerr << '\n';
+}
+
 void printRejects(const RejectStats& r) {
     if (r.total() == 0)
         return;
@@ -57,6 +67,10 @@ std::string summaryLine(const Monitor& m) {
     for (const auto& [k, n] : m.rejects().byReason)
         rejected += (rejected.size() > 1 ? "," : "") + jsonQuote(k) + ":" + std::to_string(n);
     rejected += "}";
+    std::string gaps = "{";
+    for (const auto& [k, n] : m.gaps().lostByPartition)
+        gaps += (gaps.size() > 1 ? "," : "") + jsonQuote(k) + ":" + std::to_string(n);
+    gaps += "}";
     const StoreCounters& c = s.counters();
     return R"({"type":"summary","calls":)" + std::to_string(s.size()) + R"(,"records":)" +
            std::to_string(records) + R"(,"attempts":)" + std::to_string(c.attempts) +
@@ -65,6 +79,7 @@ std::string summaryLine(const Monitor& m) {
            std::to_string(c.duplicateReceipts) + R"(,"outOfOrderReceipts":)" +
            std::to_string(c.outOfOrderReceipts) + R"(,"rejectedMessages":)" +
            std::to_string(m.rejects().total()) + R"(,"rejected":)" + rejected +
+           R"(,"lostMessages":)" + std::to_string(m.gaps().lost()) + R"(,"gaps":)" + gaps +
            R"(,"anomalies":)" + kinds + "}";
 }
 
@@ -135,6 +150,7 @@ int runScanCommand(const ScanOptions& options) {
                   << "\n" << summaryLine(monitor) << '\n';
     }
     printRejects(monitor.rejects());
+    printGaps(monitor.gaps());
     std::cout.flush();
     return ExitOk;
 }
@@ -201,7 +217,10 @@ int runWatchCommand(const WatchOptions& options) {
         }
         for (const SourceHealth& h : monitor.healthChanges())
             std::cerr << "callscope watch: " << h.source << " "
-                      << (h.connected ? "connected" : "DOWN: " + h.lastError) << std::endl;
+                      << (!h.connected       ? "DOWN: " + h.lastError
+                          : h.note.empty() ? std::string("connected")
+                                           : h.note)
+                      << std::endl;
         if (std::chrono::steady_clock::now() - lastRetention > std::chrono::seconds(60)) {
             lastRetention = std::chrono::steady_clock::now();
             monitor.applyRetention(nowMillis());
@@ -211,6 +230,7 @@ int runWatchCommand(const WatchOptions& options) {
     for (const AnomalyChange& c : monitor.pump(nowMillis()))
         print(c);
     printRejects(monitor.rejects());
+    printGaps(monitor.gaps());
     return ExitOk;
 }
 

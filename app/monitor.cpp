@@ -82,6 +82,16 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
             if (m_rejects.samples.size() > kRejectSamples)
                 m_rejects.samples.pop_front();
         }
+        for (const DataGap& g : b.gaps) {
+            m_gaps.lostByPartition[g.where] += g.lost();
+            // Shown like a health change: watch prints it, the dashboard shows it.
+            std::lock_guard lock(m_mutex);
+            m_health.push_back({"kafka", true, "", now, 0,
+                                std::to_string(g.lost()) + " messages of " + g.where + " (offsets " +
+                                    std::to_string(g.fromOffset) + "-" +
+                                    std::to_string(g.toOffset - 1) +
+                                    ") were deleted by retention before they were read"});
+        }
         auto t = m_store.apply(b);
         touched.insert(touched.end(), t.begin(), t.end());
     }

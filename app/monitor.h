@@ -32,6 +32,17 @@ struct RejectStats {
     }
 };
 
+// Messages lost before they were read (retention, a deleted topic), by partition.
+struct GapStats {
+    std::map<std::string, std::int64_t> lostByPartition;
+    std::int64_t lost() const {
+        std::int64_t n = 0;
+        for (const auto& [_, c] : lostByPartition)
+            n += c;
+        return n;
+    }
+};
+
 class Monitor : public ObservationSink {
 public:
     Monitor(const Config& config, MonitorOptions options = {});
@@ -61,6 +72,7 @@ public:
     const CallStore& store() const { return m_store; }
     const DetectionEngine& engine() const { return m_engine; }
     const RejectStats& rejects() const { return m_rejects; }
+    const GapStats& gaps() const { return m_gaps; }
     std::vector<SourceHealth> healthChanges(); // since the last call
     const Config& config() const { return m_config; }
 
@@ -81,6 +93,7 @@ private:
     CallStore m_store;
     DetectionEngine m_engine;
     RejectStats m_rejects;
+    GapStats m_gaps;
 
     std::mutex m_mutex; // guards the queue, health and coverage below
     std::deque<ObservationBatch> m_queue;

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include <unistd.h>
@@ -155,9 +157,27 @@ bool ensureTopics(const KafkaSettings& s, const std::vector<std::string>& topics
 }
 
 KafkaPartitionReader::KafkaPartitionReader(rd_kafka_t* rk) : m_rk(rk) {}
-KafkaPartitionReader::~KafkaPartitionReader() {
-    rd_kafka_consumer_close(m_rk);
-    rd_kafka_destroy(m_rk);
+KafkaPartitionReader::~KafkaPartitionReader() { closeConsumer(m_rk); }
+
+bool closeConsumer(rd_kafka_t* consumer, int waitMs) {
+    if (!consumer)
+        return true;
+    struct State {
+        std::mutex mutex;
+        std::condition_variable done;
+        bool finished = false;
+    };
+    auto state = std::make_shared<State>();
+    std::thread([consumer, state] {
+        rd_kafka_consumer_close(consumer);
+        rd_kafka_destroy(consumer);
+        std::lock_guard lock(state->mutex);
+        state->finished = true;
+        state->done.notify_all();
+    }).detach();
+    std::unique_lock lock(state->mutex);
+    return state->done.wait_for(lock, std::chrono::milliseconds(waitMs),
+                                [&] { return state->finished; });
 }
 
 rd_kafka_t* makeManualConsumer(const KafkaSettings& s, std::string& error, rd_kafka_conf_t* conf) {
@@ -188,7 +208,14 @@ rd_kafka_t* makeManualConsumer(const KafkaSettings& s, std::string& error, rd_ka
         rd_kafka_conf_set(conf, "max.partition.fetch.bytes", "4194304", err, sizeof err);
     if (!s.properties.count("topic.metadata.refresh.interval.ms"))
         rd_kafka_conf_set(conf, "topic.metadata.refresh.interval.ms", "30000", err, sizeof err);
-    rd_kafka_conf_set(conf, "enable.partition.eof", "false", err, sizeof err);
+    // The end of a partition is an event, not offset + 1 == high watermark:
+    // transaction commit markers take offsets no message is delivered for
+    // (read_committed, librdkafka's default isolation), so the log end moves
+    // past the last message and a reader waiting for it would wait forever.
+    rd_kafka_conf_set(conf, "enable.partition.eof", "true", err, sizeof err);
+    // An offset deleted by retention before it was read is an error event the
+    // reader turns into a reported gap, never a silent jump to the end.
+    rd_kafka_conf_set(conf, "auto.offset.reset", "error", err, sizeof err);
     rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
     if (!rk) {
         error = "kafka consumer: " + std::string(err);

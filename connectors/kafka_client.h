@@ -29,6 +29,13 @@ rd_kafka_conf_s* makeKafkaConf(const KafkaSettings& settings, std::string& error
 rd_kafka_s* makeManualConsumer(const KafkaSettings& settings, std::string& error,
                                rd_kafka_conf_s* conf = nullptr);
 
+// Closes and destroys a manual consumer, waiting at most `waitMs`. librdkafka
+// 2.0 can hang for ever in rd_kafka_destroy (a broker reference leaked after
+// a topic was deleted while assigned, librdkafka #3007/#3796): then the
+// handle is left to the process's end instead of hanging the caller.
+// Returns false when it was left.
+bool closeConsumer(rd_kafka_s* consumer, int waitMs = 5000);
+
 // The partition a producer's partitioner sends `key` to (SPEC §4.3):
 // murmur2 / murmur2_random as the Java client, consistent(_random) = CRC-32,
 // fnv1a(_random) = FNV-1a; -1 for random.

@@ -44,6 +44,8 @@ private:
 
 constexpr std::size_t kBatchMessages = 20'000;
 
+const std::atomic<bool> kNever{false};
+
 struct PartitionKey {
     std::string topic;
     std::int32_t partition;
@@ -59,12 +61,7 @@ struct KafkaSource::Impl {
         : cfg(c), options(o), decoder(c), receiptSpec(c.receiptTopics),
           callerSpec(c.callerTopics) {}
 
-    ~Impl() {
-        if (rk) {
-            rd_kafka_consumer_close(rk);
-            rd_kafka_destroy(rk);
-        }
-    }
+    ~Impl() { closeConsumer(rk); }
 
     KafkaConfig cfg;
     KafkaSourceOptions options;
@@ -114,7 +111,9 @@ struct KafkaSource::Impl {
     }
 
     // Topics of the broker that match the config, with their partition counts.
-    std::map<std::string, TopicInfo> resolveTopics(rd_kafka_t* consumer, int timeoutMs = 10'000) {
+    // `listed` (if given) receives every topic name the brokers listed, matching or not.
+    std::map<std::string, TopicInfo> resolveTopics(rd_kafka_t* consumer, int timeoutMs = 10'000,
+                                                   std::set<std::string>* listed = nullptr) {
         const rd_kafka_metadata_t* md = nullptr;
         const auto e = rd_kafka_metadata(consumer, 1, nullptr, &md, timeoutMs);
         if (e)
@@ -123,6 +122,8 @@ struct KafkaSource::Impl {
         for (int i = 0; i < md->topic_cnt; ++i) {
             const auto& t = md->topics[i];
             const std::string name = t.topic;
+            if (listed && t.err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART)
+                listed->insert(name);
             if (t.err || name.rfind("__", 0) == 0)
                 continue;
             if (receiptSpec.matches(name))
@@ -156,16 +157,24 @@ struct KafkaSource::Impl {
         return out;
     }
 
-    std::pair<std::int64_t, std::int64_t> watermarks(rd_kafka_t* consumer, const PartitionKey& p) {
+    // A partition's earliest and end offsets; retried for a partition whose
+    // leader is not known yet, for at most a minute and never after `cancel`.
+    std::pair<std::int64_t, std::int64_t> watermarks(rd_kafka_t* consumer, const PartitionKey& p,
+                                                     const std::atomic<bool>& cancel = kNever) {
         std::int64_t low = 0, high = 0;
         rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
-        for (int tries = 0; tries < 20; ++tries) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (!cancel) {
             e = rd_kafka_query_watermark_offsets(consumer, p.topic.c_str(), p.partition, &low,
-                                                 &high, 10'000);
+                                                 &high, 5'000);
             if (!e)
                 return {low, high};
+            if (std::chrono::steady_clock::now() > deadline)
+                break;
             std::this_thread::sleep_for(std::chrono::milliseconds(250));
         }
+        if (cancel)
+            throw SourceError("Kafka: cancelled");
         throw SourceError("Kafka: end offsets of " + p.topic + ": " + rd_kafka_err2str(e));
     }
 
@@ -180,10 +189,40 @@ struct KafkaSource::Impl {
             throw SourceError(std::string("Kafka: assign: ") + rd_kafka_err2str(e));
     }
 
+    // A message's timestamp; one without (-1: old message format, some
+    // proxies) counts as read now rather than as 1970.
+    static EpochMillis timestampOf(const rd_kafka_message_t* msg) {
+        rd_kafka_timestamp_type_t tt;
+        const std::int64_t ts = rd_kafka_message_timestamp(msg, &tt);
+        return ts < 0 || tt == RD_KAFKA_TIMESTAMP_NOT_AVAILABLE ? nowMillis() : ts;
+    }
+
+    // The fetcher hit an offset that no longer exists (auto.offset.reset is
+    // "error"): retention deleted it before it was read, or the topic was
+    // recreated. Resumes at the earliest offset still there and records what
+    // was lost as a gap; `positions` holds every assigned partition's next offset.
+    void recoverLostOffsets(rd_kafka_t* consumer, const rd_kafka_message_t* msg,
+                            std::map<PartitionKey, std::int64_t>& positions, ObservationBatch& batch) {
+        const PartitionKey key{rd_kafka_topic_name(msg->rkt), msg->partition};
+        const auto it = positions.find(key);
+        if (it == positions.end())
+            return;
+        std::int64_t low = 0, high = 0;
+        if (rd_kafka_query_watermark_offsets(consumer, key.topic.c_str(), key.partition, &low, &high,
+                                             5000))
+            return; // the brokers do not answer: the error comes again, and so do we
+        const std::int64_t next = it->second;
+        if (next < low)
+            batch.gaps.push_back({key.topic + "/" + std::to_string(key.partition), next, low});
+        else if (next > high) // the topic was recreated: its offsets started again
+            batch.gaps.push_back({key.topic + "/" + std::to_string(key.partition), high, high});
+        it->second = low;
+        assign(consumer, positions);
+    }
+
     // Decodes one message into the batch (or a rejection).
     void decode(const rd_kafka_message_t* msg, Role role, ObservationBatch& batch) {
-        rd_kafka_timestamp_type_t tt;
-        const MessageOrigin origin{msg->partition, msg->offset, rd_kafka_message_timestamp(msg, &tt)};
+        const MessageOrigin origin{msg->partition, msg->offset, timestampOf(msg)};
         const std::string_view payload(static_cast<const char*>(msg->payload), msg->len);
         std::string why;
         if (role == Role::Receipt) {
@@ -213,12 +252,20 @@ struct KafkaSource::Impl {
 
     // Messages not yet read, asking the brokers for the end offsets now;
     // -1 when a broker did not answer (then nothing is known to be read).
+    bool topicVanished = false; // lag() met a topic the brokers no longer know
+
     std::int64_t lag() {
         std::int64_t total = 0;
         for (const auto& [p, next] : assigned) {
             std::int64_t low = 0, high = 0;
-            if (rd_kafka_query_watermark_offsets(rk, p.topic.c_str(), p.partition, &low, &high,
-                                                 1000))
+            const auto e = rd_kafka_query_watermark_offsets(rk, p.topic.c_str(), p.partition,
+                                                            &low, &high, 1000);
+            if (e == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+                e == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION || e == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC) {
+                topicVanished = true; // the next topic check drops it; not an outage
+                continue;
+            }
+            if (e)
                 return -1;
             if (next < 0) // not started yet
                 total += high - low;
@@ -242,6 +289,12 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
         for (int p = 0; p < info.partitions; ++p)
             parts.push_back({name, p});
     // Start at `since` in every partition; stop at the end offset seen now.
+    // The ends are asked first: a partition with nothing at or after `since`
+    // (offsets_for_times answers -1) starts at the end seen before the lookup,
+    // so nothing produced in between is skipped and nothing older is read.
+    std::map<PartitionKey, std::pair<std::int64_t, std::int64_t>> marks;
+    for (const auto& p : parts)
+        marks[p] = m->watermarks(m->rk, p, cancel);
     std::map<PartitionKey, std::int64_t> start;
     if (m->options.fromBeginning || since == kNoTime) {
         for (const auto& p : parts)
@@ -249,15 +302,16 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
     } else {
         start = m->offsetsAt(m->rk, parts, since);
     }
-    std::map<PartitionKey, std::int64_t> end, remaining;
+    std::map<PartitionKey, std::int64_t> remaining;
     for (const auto& p : parts) {
-        const auto [low, high] = m->watermarks(m->rk, p);
-        end[p] = high;
+        const auto [low, high] = marks[p];
         std::int64_t& s = start[p];
-        if (s == RD_KAFKA_OFFSET_BEGINNING || s < low)
+        if (s == RD_KAFKA_OFFSET_BEGINNING)
             s = low;
-        if (s < 0 || s > high)
+        else if (s < 0 || s > high)
             s = high; // nothing at or after `since`
+        else if (s < low)
+            s = low;
         if (s < high)
             remaining[p] = high;
     }
@@ -284,15 +338,22 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
         lastProgress = std::chrono::steady_clock::now();
         for (ssize_t k = 0; k < n; ++k) {
             rd_kafka_message_t* msg = msgs[static_cast<std::size_t>(k)];
-            if (!msg->err) {
+            if (msg->rkt) {
                 const PartitionKey key{rd_kafka_topic_name(msg->rkt), msg->partition};
-                m->assigned[key] = msg->offset + 1;
-                rd_kafka_timestamp_type_t tt;
-                const EpochMillis ts = rd_kafka_message_timestamp(msg, &tt);
-                if (until == kNoTime || ts < until)
-                    m->decode(msg, m->roleOf(key.topic.c_str()), batch);
+                if (!msg->err) {
+                    m->assigned[key] = msg->offset + 1;
+                    if (until == kNoTime || Impl::timestampOf(msg) < until)
+                        m->decode(msg, m->roleOf(key.topic.c_str()), batch);
+                } else if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                    // All that can be read now is read: under read_committed the
+                    // end lies past the commit markers and any open transaction.
+                    m->assigned[key] = std::max(m->assigned[key], msg->offset);
+                    remaining.erase(key);
+                } else if (msg->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) {
+                    m->recoverLostOffsets(m->rk, msg, m->assigned, batch);
+                }
                 if (const auto it = remaining.find(key);
-                    it != remaining.end() && msg->offset + 1 >= it->second)
+                    it != remaining.end() && m->assigned[key] >= it->second)
                     remaining.erase(it);
             }
             rd_kafka_message_destroy(msg);
@@ -303,10 +364,10 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
         }
     }
     rd_kafka_queue_destroy(queue);
-    if (!batch.empty() || !batch.rejected.empty())
+    if (batch.hasAnything())
         sink.deliver(std::move(batch));
     sink.receiptCoverage(m->coverageFrom, nowMillis());
-    sink.health({"kafka", true, "", nowMillis(), 0});
+    sink.health({"kafka", true, "", nowMillis(), 0, {}});
 }
 
 void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
@@ -316,13 +377,16 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
         std::map<PartitionKey, std::int64_t> start;
         for (const auto& [name, info] : m->topics)
             for (int p = 0; p < info.partitions; ++p) {
-                const auto [low, high] = m->watermarks(m->rk, {name, p});
+                const auto [low, high] = m->watermarks(m->rk, {name, p}, stop);
                 start[{name, p}] = m->options.fromBeginning ? low : high;
             }
         m->assigned = start;
-        m->assign(m->rk, start);
         m->coverageFrom = nowMillis();
     }
+    // Fetching restarts exactly where the window stopped: what the fetcher
+    // prefetched meanwhile is dropped and read again, and offsets deleted
+    // since (retention during a long window) show up as a gap.
+    m->assign(m->rk, m->assigned);
     bool up = true;
     int seenOutages = 0;
     {
@@ -335,36 +399,61 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
     auto lastDeliver = std::chrono::steady_clock::now();
     while (!stop) {
         rd_kafka_message_t* msg = rd_kafka_consumer_poll(m->rk, 100);
-        if (msg && !msg->err) {
+        if (msg && msg->rkt) {
             const PartitionKey key{rd_kafka_topic_name(msg->rkt), msg->partition};
-            m->assigned[key] = msg->offset + 1;
-            m->decode(msg, m->roleOf(key.topic.c_str()), batch);
+            if (!msg->err) {
+                m->assigned[key] = msg->offset + 1;
+                m->decode(msg, m->roleOf(key.topic.c_str()), batch);
+            } else if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                // Past commit markers: the lag is measured from here.
+                m->assigned[key] = std::max(m->assigned[key], msg->offset);
+            } else if (msg->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) {
+                m->recoverLostOffsets(m->rk, msg, m->assigned, batch);
+            }
         }
         if (msg)
             rd_kafka_message_destroy(msg);
         const auto now = std::chrono::steady_clock::now();
         if (batch.size() + batch.rejected.size() >= kBatchMessages ||
             (now - lastDeliver > std::chrono::milliseconds(50) &&
-             (!batch.empty() || !batch.rejected.empty()))) {
+             batch.hasAnything())) {
             sink.deliver(std::move(batch));
             batch = {};
             lastDeliver = now;
         }
-        if (now - lastTopicCheck > std::chrono::seconds(10)) {
+        if (now - lastTopicCheck > std::chrono::seconds(10) || m->topicVanished) {
+            m->topicVanished = false;
             // New topics matching the pattern, or new partitions: read them
             // from their beginning (everything in them is new to us).
             lastTopicCheck = now;
             try {
-                const auto found = m->resolveTopics(m->rk, 2000);
-                bool grew = false;
+                std::set<std::string> listed;
+                const auto found = m->resolveTopics(m->rk, 2000, &listed);
+                bool changed = false;
                 for (const auto& [name, info] : found)
                     for (int p = 0; p < info.partitions; ++p)
                         if (!m->assigned.count({name, p})) {
-                            m->assigned[{name, p}] = m->watermarks(m->rk, {name, p}).first;
-                            grew = true;
+                            m->assigned[{name, p}] = m->watermarks(m->rk, {name, p}, stop).first;
+                            changed = true;
                         }
+                // A topic deleted from the brokers is no longer read (its
+                // partitions would never answer and Kafka would show DOWN for
+                // ever); what was not read of it is reported.
+                std::set<std::string> gone;
+                for (auto it = m->assigned.begin(); it != m->assigned.end();) {
+                    if (!listed.count(it->first.topic)) {
+                        gone.insert(it->first.topic);
+                        it = m->assigned.erase(it);
+                        changed = true;
+                    } else {
+                        ++it;
+                    }
+                }
+                for (const auto& name : gone)
+                    sink.health({"kafka", true, "", nowMillis(), 0,
+                                 "topic " + name + " was deleted from the brokers; no longer read"});
                 m->topics = found;
-                if (grew)
+                if (changed)
                     m->assign(m->rk, m->assigned);
             } catch (const SourceError& e) {
                 std::lock_guard lock(m->errorMutex);
@@ -392,18 +481,18 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
             // An outage shorter than this check is still shown, then the return.
             if (up && (down || outages != seenOutages)) {
                 up = false;
-                sink.health({"kafka", false, error, kNoTime, lag});
+                sink.health({"kafka", false, error, kNoTime, lag, {}});
             }
             seenOutages = outages;
             if (!up && !down) {
                 up = true;
-                sink.health({"kafka", true, "", nowMillis(), lag});
+                sink.health({"kafka", true, "", nowMillis(), lag, {}});
             }
             if (lag == 0)
                 sink.receiptCoverage(m->coverageFrom, asked);
         }
     }
-    if (!batch.empty() || !batch.rejected.empty())
+    if (batch.hasAnything())
         sink.deliver(std::move(batch));
 }
 
@@ -413,10 +502,7 @@ ObservationBatch KafkaSource::fetchCall(const std::string& callId, EpochMillis f
     rd_kafka_t* c = m->newConsumer();
     struct Closer {
         rd_kafka_t* c;
-        ~Closer() {
-            rd_kafka_consumer_close(c);
-            rd_kafka_destroy(c);
-        }
+        ~Closer() { closeConsumer(c); }
     } closer{c};
     const auto topics = m->resolveTopics(c);
     std::vector<PartitionKey> parts;
@@ -443,7 +529,7 @@ ObservationBatch KafkaSource::fetchCall(const std::string& callId, EpochMillis f
                           ? std::map<PartitionKey, std::int64_t>{}
                           : m->offsetsAt(c, parts, to);
     for (const auto& p : parts) {
-        const auto [low, high] = m->watermarks(c, p);
+        const auto [low, high] = m->watermarks(c, p, cancel);
         std::int64_t& s = start[p];
         if (s == RD_KAFKA_OFFSET_BEGINNING || (s >= 0 && s < low))
             s = low;
@@ -465,17 +551,25 @@ ObservationBatch KafkaSource::fetchCall(const std::string& callId, EpochMillis f
             continue;
         }
         lastProgress = std::chrono::steady_clock::now();
-        if (!msg->err) {
+        if (msg->rkt) {
             const PartitionKey key{rd_kafka_topic_name(msg->rkt), msg->partition};
-            if (stats)
-                stats->messagesScanned++;
-            const std::string_view k(static_cast<const char*>(msg->key), msg->key_len);
-            if (msg->key && k == callId) {
+            if (!msg->err) {
+                start[key] = msg->offset + 1;
                 if (stats)
-                    stats->messagesMatched++;
-                m->decode(msg, topics.at(key.topic).role, batch);
+                    stats->messagesScanned++;
+                const std::string_view k(static_cast<const char*>(msg->key), msg->key_len);
+                if (msg->key && k == callId) {
+                    if (stats)
+                        stats->messagesMatched++;
+                    m->decode(msg, topics.at(key.topic).role, batch);
+                }
+            } else if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                start[key] = std::max(start[key], msg->offset);
+                stopAt.erase(key); // the rest is commit markers or an open transaction
+            } else if (msg->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) {
+                m->recoverLostOffsets(c, msg, start, batch);
             }
-            if (const auto it = stopAt.find(key); it != stopAt.end() && msg->offset + 1 >= it->second)
+            if (const auto it = stopAt.find(key); it != stopAt.end() && start[key] >= it->second)
                 stopAt.erase(it);
         }
         rd_kafka_message_destroy(msg);

@@ -16,6 +16,7 @@ struct SourceHealth {
     std::string lastError; // "" when fine; never holds a password
     EpochMillis lastOkAt = kNoTime;
     std::int64_t lag = 0;  // messages (Kafka) not yet read
+    std::string note;      // something the user should know while connected (a topic deleted)
 };
 
 class ObservationSink {

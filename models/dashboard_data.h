@@ -18,6 +18,7 @@ struct SourceStatus {
     std::string lastError;
     EpochMillis lastOkAt = kNoTime;
     std::int64_t lag = 0;
+    std::string note; // the latest thing worth knowing while connected (a gap, a deleted topic)
 };
 
 struct InstanceStats {
@@ -46,6 +47,7 @@ struct DashboardSnapshot {
     std::int64_t rejected = 0;
     std::map<std::string, std::int64_t> rejectedByReason;
     std::vector<std::string> rejectedSamples; // "where: reason: sample"
+    std::map<std::string, std::int64_t> lostByPartition; // deleted by retention before read
     std::vector<InstanceStats> instances;
     bool statsIncluded = false; // the 1 Hz part (counts, ages, instances) is fresh
 };

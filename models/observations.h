@@ -77,8 +77,18 @@ struct Rejection {
     std::string sample; // the start of the payload, printable
 };
 
+// Messages that can no longer be read: deleted by retention (or a topic
+// deleted) before callscope reached them. Reported, never skipped silently.
+struct DataGap {
+    std::string where;        // "receipts.pay/3"
+    std::int64_t fromOffset = 0;
+    std::int64_t toOffset = 0; // exclusive; lost = toOffset - fromOffset
+    std::int64_t lost() const { return toOffset - fromOffset; }
+};
+
 struct ObservationBatch {
     std::vector<Rejection> rejected;
+    std::vector<DataGap> gaps;
     std::vector<RecordObservation> records;
     std::vector<AttemptObservation> attempts;
     std::vector<ReceiptObservation> receipts;
@@ -89,6 +99,8 @@ struct ObservationBatch {
     std::size_t size() const {
         return records.size() + attempts.size() + receipts.size() + callerEvents.size();
     }
+    // Worth delivering: observations, rejections or gaps.
+    bool hasAnything() const { return !empty() || !rejected.empty() || !gaps.empty(); }
 };
 
 } // namespace callscope

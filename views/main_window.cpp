@@ -534,15 +534,26 @@ void MainWindow::updateHealth(const DashboardSnapshot& s) {
         if (src.source == "kafka" && src.connected && src.lag > 0)
             text += tr(" (lag %1)").arg(src.lag);
         l->setText(text);
-        l->setToolTip(src.connected ? tr("connected") : qs(src.lastError));
+        QString tip = src.connected ? tr("connected") : qs(src.lastError);
+        if (!src.note.empty())
+            tip += QLatin1Char('\n') + qs(src.note);
+        l->setToolTip(tip);
     }
     if (m_lastStats) {
-        m_rejected->setText(tr("Rejected: %1").arg(m_lastStats->rejected));
+        std::int64_t lost = 0;
+        for (const auto& [where, n] : m_lastStats->lostByPartition)
+            lost += n;
+        QString text = tr("Rejected: %1").arg(m_lastStats->rejected);
+        if (lost > 0)
+            text += tr("  Lost: %1").arg(lost);
+        m_rejected->setText(text);
         QStringList tip;
         for (const auto& [reason, n] : m_lastStats->rejectedByReason)
             tip << qs(reason) + QStringLiteral(": ") + QString::number(n);
         for (const auto& x : m_lastStats->rejectedSamples)
             tip << qs(x);
+        for (const auto& [where, n] : m_lastStats->lostByPartition)
+            tip << tr("%1: %2 messages deleted by retention before they were read").arg(qs(where)).arg(n);
         m_rejected->setToolTip(tip.isEmpty() ? tr("no malformed messages") : tip.join(QLatin1Char('\n')));
     }
 }
