@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -269,6 +270,7 @@ void readConfig(const toml::table& root, Config& c, std::vector<ConfigError>& er
         pg->nonEmptyString("dsn", c.postgres.dsn);
         pg->duration("poll_interval", c.postgres.pollInterval);
         pg->duration("statement_timeout", c.postgres.statementTimeout);
+        pg->duration("clock_skew", c.postgres.clockSkew);
         if (auto rec = pg->table("record"))
             readRecord(*rec, c.postgres.record);
         if (auto att = pg->table("attempt"))
@@ -299,11 +301,33 @@ void readConfig(const toml::table& root, Config& c, std::vector<ConfigError>& er
         r->positiveInteger("max_calls", c.retention.maxCalls);
         r->finish();
     }
+    if (auto st = top.table("store")) {
+        st->positiveInteger("max_bytes", c.retention.maxBytes);
+        st->positiveInteger("max_field_bytes", c.retention.maxFieldBytes);
+        st->finish();
+    }
     top.finish();
 
     static const std::set<std::string> partitioners{
         "random", "consistent", "consistent_random", "murmur2", "murmur2_random", "fnv1a",
         "fnv1a_random"};
+    // A topic pattern (leading ^) must compile: checked here so a typo is a
+    // config error naming the key, not an abort when the source starts.
+    for (const auto& [key, spec] : {std::pair<const char*, const std::string&>{
+                                        "kafka.receipt_topics", c.kafka.receiptTopics},
+                                    {"kafka.caller_topics", c.kafka.callerTopics}}) {
+        if (spec.empty() || spec.front() != '^')
+            continue;
+        try {
+            std::regex check(spec, std::regex::ECMAScript);
+        } catch (const std::regex_error& e) {
+            int line = 0;
+            if (const auto* n = root.at_path(key).node())
+                line = lineOf(*n);
+            errors.push_back({file, line, key,
+                              "invalid regular expression \"" + spec + "\": " + e.what()});
+        }
+    }
     if (!partitioners.count(c.kafka.partitioner)) {
         int line = 0;
         if (const auto* n = root.at_path("kafka.partitioner").node())

@@ -45,6 +45,11 @@ struct PostgresConfig {
     std::string dsn = "host=127.0.0.1 port=5432 dbname=orders user=callscope_ro";
     Millis pollInterval{1000};
     Millis statementTimeout{5000};
+    // How late a row may become visible relative to its updated_at (a writer
+    // whose clock runs behind the database's, a long transaction): the record
+    // feed re-reads this far back every 30 s. Rows stamped ahead of the
+    // database's clock never move the feed's cursor past its now().
+    Millis clockSkew{5 * 60'000};
     RecordMapping record;
     AttemptMapping attempt;
 };
@@ -92,6 +97,8 @@ struct DetectConfig {
 struct RetentionConfig {
     Millis finishedCalls{30 * 60'000};
     std::int64_t maxCalls = 5'000'000;
+    std::int64_t maxBytes = std::int64_t{1} << 30; // the store's memory budget
+    std::int64_t maxFieldBytes = 256; // longer callIds, instances, bizNos are rejected
 };
 
 struct Config {

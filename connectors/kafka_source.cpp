@@ -221,19 +221,22 @@ struct KafkaSource::Impl {
     }
 
     // Decodes one message into the batch (or a rejection).
-    void decode(const rd_kafka_message_t* msg, Role role, ObservationBatch& batch) {
+    // `dec` is the calling consumer's own decoder (a decoder's parser is not
+    // shared between threads): `decoder` for the loading/following thread.
+    void decode(const rd_kafka_message_t* msg, Role role, ObservationBatch& batch,
+                MessageDecoder& dec) const {
         const MessageOrigin origin{msg->partition, msg->offset, timestampOf(msg)};
         const std::string_view payload(static_cast<const char*>(msg->payload), msg->len);
         std::string why;
         if (role == Role::Receipt) {
             ReceiptObservation r;
-            if (decoder.decodeReceipt(payload, origin, r, why)) {
+            if (dec.decodeReceipt(payload, origin, r, why)) {
                 batch.receipts.push_back(std::move(r));
                 return;
             }
         } else {
             CallerObservation c;
-            if (decoder.decodeCallerEvent(payload, origin, c, why)) {
+            if (dec.decodeCallerEvent(payload, origin, c, why)) {
                 batch.callerEvents.push_back(std::move(c));
                 return;
             }
@@ -343,7 +346,7 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
                 if (!msg->err) {
                     m->assigned[key] = msg->offset + 1;
                     if (until == kNoTime || Impl::timestampOf(msg) < until)
-                        m->decode(msg, m->roleOf(key.topic.c_str()), batch);
+                        m->decode(msg, m->roleOf(key.topic.c_str()), batch, m->decoder);
                 } else if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
                     // All that can be read now is read: under read_committed the
                     // end lies past the commit markers and any open transaction.
@@ -403,7 +406,7 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
             const PartitionKey key{rd_kafka_topic_name(msg->rkt), msg->partition};
             if (!msg->err) {
                 m->assigned[key] = msg->offset + 1;
-                m->decode(msg, m->roleOf(key.topic.c_str()), batch);
+                m->decode(msg, m->roleOf(key.topic.c_str()), batch, m->decoder);
             } else if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
                 // Past commit markers: the lag is measured from here.
                 m->assigned[key] = std::max(m->assigned[key], msg->offset);
@@ -498,8 +501,9 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
 
 ObservationBatch KafkaSource::fetchCall(const std::string& callId, EpochMillis from, EpochMillis to,
                                         const std::atomic<bool>& cancel, ColdFetchStats* stats) {
-    // A consumer of its own, so a live follow() is not disturbed.
+    // A consumer and a decoder of its own, so a live follow() is not disturbed.
     rd_kafka_t* c = m->newConsumer();
+    MessageDecoder decoder(m->cfg);
     struct Closer {
         rd_kafka_t* c;
         ~Closer() { closeConsumer(c); }
@@ -561,7 +565,7 @@ ObservationBatch KafkaSource::fetchCall(const std::string& callId, EpochMillis f
                 if (msg->key && k == callId) {
                     if (stats)
                         stats->messagesMatched++;
-                    m->decode(msg, topics.at(key.topic).role, batch);
+                    m->decode(msg, topics.at(key.topic).role, batch, decoder);
                 }
             } else if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
                 start[key] = std::max(start[key], msg->offset);

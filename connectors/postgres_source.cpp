@@ -5,6 +5,7 @@
 #include <pqxx/pqxx>
 
 #include <chrono>
+#include <mutex>
 #include <map>
 #include <set>
 #include <thread>
@@ -13,7 +14,16 @@ namespace callscope {
 namespace {
 
 constexpr std::size_t kBatchRows = 20'000;
-constexpr std::int64_t kPollLimit = 200'000;
+// Rows per page of an incremental read; pages follow each other by keyset
+// (time, id), so any number of rows sharing one timestamp is read through.
+constexpr std::int64_t kPageRows = 50'000;
+// Attempts re-read until they finish; beyond this many the oldest are let go.
+constexpr std::size_t kMaxOpenAttempts = 10'000;
+// Times converted in SQL are clamped to +-kClamp; anything beyond year 9999
+// (infinity, NaN, an epoch in the wrong unit) is out of range.
+constexpr const char* kClamp = "9000000000000000";
+constexpr std::int64_t kLatestSane = 253'402'300'800'000; // 10000-01-01
+bool saneTime(std::int64_t t) { return t > -kLatestSane && t < kLatestSane; }
 
 // COPY text format: tab-separated, \N for NULL, backslash escapes.
 void splitCopyLine(std::string_view line, std::vector<std::string>& fields,
@@ -113,15 +123,28 @@ struct PostgresSource::Impl {
     PostgresConfig cfg;
     WordMap<RecordStatus> statusWords;
     WordMap<AttemptOutcome> outcomeWords;
+    // One connection per thread: `conn` belongs to the thread that loads and
+    // follows; point lookups (a cold drill-down, a report's snapshots) come
+    // from other threads and use `lookupConn` under `lookupMutex`.
     std::unique_ptr<pqxx::connection> conn;
+    std::mutex lookupMutex;
+    std::unique_ptr<pqxx::connection> lookupConn;
 
+    // Written once, by whichever connection comes first (under prepareMutex),
+    // then only read.
+    std::mutex prepareMutex;
+    bool prepared = false;
     std::string recordSelect, attemptSelect; // "SELECT ... FROM table"
     std::string recordTable, attemptTable;
-    std::map<std::string, TimeKind> timeKinds; // "record.updated_at" -> kind
+    std::map<std::string, TimeKind> timeKinds; // quoted column -> kind
+    std::map<std::string, std::string> sqlTypes; // quoted column -> its SQL type
     std::string recordUpdated, recordCreated, attemptArrived, recordCallId, attemptCallId, attemptId;
+    bool attemptsFinish = false; // attempt.finished_at is mapped
 
+    // The follow thread's own state.
     EpochMillis recordCursor = kNoTime, attemptCursor = kNoTime;
     std::map<std::int64_t, EpochMillis> openAttempts; // id -> arrived, re-read until finished
+    std::int64_t polls = 0;
 
     std::string dsnWithTimeout() const {
         const std::string& d = cfg.dsn;
@@ -130,24 +153,48 @@ struct PostgresSource::Impl {
         return d + " connect_timeout=5";
     }
 
-    void connect() {
+    std::unique_ptr<pqxx::connection> open() {
+        std::unique_ptr<pqxx::connection> c;
         try {
-            conn = std::make_unique<pqxx::connection>(dsnWithTimeout());
-            pqxx::nontransaction w(*conn);
+            c = std::make_unique<pqxx::connection>(dsnWithTimeout());
+            pqxx::nontransaction w(*c);
             // callscope only reads: every transaction of this session is read-only.
             w.exec("SET default_transaction_read_only = on");
             w.exec("SET statement_timeout = " + std::to_string(cfg.statementTimeout.count()));
             w.exec("SET application_name = 'callscope'");
         } catch (const std::exception& e) {
-            conn.reset();
             throw SourceError(std::string("PostgreSQL (") + redactDsn(cfg.dsn) + "): " + e.what());
         }
-        prepareQueries();
+        std::lock_guard lock(prepareMutex);
+        if (!prepared) {
+            prepareQueries(*c);
+            prepared = true;
+        }
+        return c;
+    }
+
+    void connect() { conn = open(); }
+
+    // Runs a point lookup on the lookup connection; any failure drops that
+    // connection (never the follow thread's) and becomes a SourceError.
+    template <typename F> auto lookup(F f) {
+        std::lock_guard lock(lookupMutex);
+        try {
+            if (!lookupConn)
+                lookupConn = open();
+            return f(*lookupConn);
+        } catch (const SourceError&) {
+            lookupConn.reset();
+            throw;
+        } catch (const std::exception& e) {
+            lookupConn.reset();
+            throw SourceError(std::string("PostgreSQL: ") + e.what());
+        }
     }
 
     // Column name -> SQL type, for a table; empty when the table is missing.
-    std::map<std::string, std::string> columnsOf(const std::string& table) {
-        pqxx::nontransaction w(*conn);
+    std::map<std::string, std::string> columnsOf(pqxx::connection& c, const std::string& table) {
+        pqxx::nontransaction w(c);
         std::map<std::string, std::string> cols;
         try {
             for (const auto& row : w.exec(
@@ -160,13 +207,17 @@ struct PostgresSource::Impl {
         return cols;
     }
 
+    pqxx::connection* preparing = nullptr; // the connection prepareQueries runs on
+
     std::string column(const std::map<std::string, std::string>& cols, const std::string& key,
                        const std::string& name, const std::string& table) {
         if (!cols.count(name))
             throw SourceError("postgres." + key + ": column \"" + name + "\" not found in table " +
                                   table,
                               true);
-        return quoteIdent(*conn, name);
+        const std::string q = quoteIdent(*preparing, name);
+        sqlTypes[q] = cols.at(name);
+        return q;
     }
 
     std::string timeColumn(const std::map<std::string, std::string>& cols, const std::string& key,
@@ -191,17 +242,31 @@ struct PostgresSource::Impl {
         return q;
     }
 
-    // Epoch milliseconds of a time column, whatever its type.
+    // Epoch milliseconds of a time column, whatever its type, in SQL that
+    // cannot fail: infinity, NaN and integers of any width give a value
+    // clamped to +-9e15 (which the row readers treat as out of range).
     std::string millis(const std::string& q) const {
+        const std::string hi = kClamp, lo = std::string("-") + kClamp;
         switch (timeKinds.at(q)) {
         case TimeKind::TimestampTz:
         case TimeKind::Timestamp: // nominal time, taken as UTC
-            return "(extract(epoch from " + q + ") * 1000)::bigint";
-        case TimeKind::Epoch: // seconds or milliseconds, told apart by magnitude
-            return "(CASE WHEN " + q + " >= 100000000000 THEN " + q + " ELSE " + q +
-                   " * 1000 END)::bigint";
+            return "(CASE WHEN " + q + " IS NULL THEN NULL WHEN isfinite(" + q +
+                   ") THEN (extract(epoch from " + q + ") * 1000)::bigint WHEN " + q +
+                   " > 'epoch' THEN " + hi + " ELSE " + lo + " END)";
+        case TimeKind::Epoch: { // seconds or milliseconds, told apart by magnitude
+            const std::string n = q + "::numeric";
+            return "(CASE WHEN " + q + " IS NULL THEN NULL WHEN " + n + " = 'NaN' THEN " + lo +
+                   " WHEN " + n + " >= 1e16 THEN " + hi + " WHEN " + n + " <= -1e16 THEN " + lo +
+                   " WHEN abs(" + n + ") >= 1e11 THEN trunc(" + n + ")::bigint ELSE trunc(" + n +
+                   " * 1000)::bigint END)";
+        }
         }
         return q;
+    }
+
+    // A literal of the column's own type, for keyset comparisons.
+    std::string literal(pqxx::connection& c, const std::string& q, const std::string& text) const {
+        return c.quote(text) + "::" + sqlTypes.at(q);
     }
 
     // `column op t` written so that an index on the column can serve it.
@@ -218,14 +283,15 @@ struct PostgresSource::Impl {
         return "true";
     }
 
-    void prepareQueries() {
+    void prepareQueries(pqxx::connection& c) {
+        preparing = &c;
         const RecordMapping& r = cfg.record;
-        const auto rc = columnsOf(r.table);
+        const auto rc = columnsOf(c, r.table);
         if (rc.empty())
             throw SourceError("postgres.record.table: table \"" + r.table +
                                   "\" not found (or not readable by this user)",
                               true);
-        recordTable = quoteTable(*conn, r.table);
+        recordTable = quoteTable(c, r.table);
         recordCallId = column(rc, "record.call_id", r.callId, r.table);
         recordCreated = timeColumn(rc, "record.created_at", r.createdAt, r.table);
         recordUpdated = timeColumn(rc, "record.updated_at", r.updatedAt, r.table);
@@ -242,20 +308,20 @@ struct PostgresSource::Impl {
                                    : column(rc, "record.lock_version", r.lockVersion, r.table) +
                                          "::bigint") +
             ", " + millis(recordCreated) + ", " + millis(recordUpdated) + ", " + millis(expire) +
-            " FROM " + recordTable;
+            ", " + recordUpdated + "::text FROM " + recordTable;
         if (!r.resultSnapshot.empty())
             column(rc, "record.result_snapshot", r.resultSnapshot, r.table);
 
         if (!cfg.attempt.enabled)
             return;
         const AttemptMapping& a = cfg.attempt;
-        const auto ac = columnsOf(a.table);
+        const auto ac = columnsOf(c, a.table);
         if (ac.empty())
             throw SourceError("postgres.attempt.table: table \"" + a.table +
                                   "\" not found (set postgres.attempt.enabled = false to run "
                                   "without the attempt log)",
                               true);
-        attemptTable = quoteTable(*conn, a.table);
+        attemptTable = quoteTable(c, a.table);
         attemptId = column(ac, "attempt.id", a.id, a.table);
         attemptCallId = column(ac, "attempt.call_id", a.callId, a.table);
         attemptArrived = timeColumn(ac, "attempt.arrived_at", a.arrivedAt, a.table);
@@ -270,16 +336,19 @@ struct PostgresSource::Impl {
             (a.finishedAt.empty()
                  ? std::string("NULL::bigint")
                  : millis(timeColumn(ac, "attempt.finished_at", a.finishedAt, a.table))) +
-            " FROM " + attemptTable;
+            ", " + attemptArrived + "::text FROM " + attemptTable;
+        attemptsFinish = !a.finishedAt.empty();
     }
 
     // One row of recordSelect -> observation (or a rejection).
     void addRecord(const std::vector<std::string>& f, const std::vector<bool>& nulls,
-                   ObservationBatch& b) {
+                   ObservationBatch& b) const {
         const auto st = statusWords.find(f[2]);
-        if (f[0].empty() || !st || nulls[5] || nulls[6]) {
+        const bool inRange = saneTime(toInt(f[5], 0)) && saneTime(toInt(f[6], 0));
+        if (f[0].empty() || !st || nulls[5] || nulls[6] || !inRange) {
             b.rejected.push_back({f[0].empty() ? "missing call_id"
                                   : !st        ? "unknown status \"" + f[2] + "\""
+                                  : !inRange   ? "created_at/updated_at out of range"
                                                : "missing created_at/updated_at",
                                   cfg.record.table, f[0]});
             return;
@@ -292,17 +361,19 @@ struct PostgresSource::Impl {
         o.lockVersion = static_cast<int>(toInt(f[4], 0));
         o.createdAt = toInt(f[5], kNoTime);
         o.updatedAt = toInt(f[6], kNoTime);
-        o.expireAt = nulls[7] ? kNoTime : toInt(f[7], kNoTime);
-        recordCursor = std::max(recordCursor, o.updatedAt);
+        // 'infinity' (never expires) and anything out of range: no expiry known.
+        o.expireAt = nulls[7] || !saneTime(toInt(f[7], 0)) ? kNoTime : toInt(f[7], kNoTime);
         b.records.push_back(std::move(o));
     }
 
     void addAttempt(const std::vector<std::string>& f, const std::vector<bool>& nulls,
-                    ObservationBatch& b) {
+                    ObservationBatch& b) const {
         const auto out = outcomeWords.find(f[5]);
-        if (f[1].empty() || !out || nulls[6]) {
+        const bool inRange = saneTime(toInt(f[6], 0)) && (nulls[7] || saneTime(toInt(f[7], 0)));
+        if (f[1].empty() || !out || nulls[6] || !inRange) {
             b.rejected.push_back({f[1].empty() ? "missing call_id"
                                   : !out       ? "unknown outcome \"" + f[5] + "\""
+                                  : !inRange   ? "arrived_at/finished_at out of range"
                                                : "missing arrived_at",
                                   cfg.attempt.table, f[1]});
             return;
@@ -316,19 +387,32 @@ struct PostgresSource::Impl {
         o.outcome = *out;
         o.arrivedAt = toInt(f[6], kNoTime);
         o.finishedAt = nulls[7] ? kNoTime : toInt(f[7], kNoTime);
-        attemptCursor = std::max(attemptCursor, o.arrivedAt);
-        if (o.finishedAt == kNoTime)
-            openAttempts[o.id] = o.arrivedAt;
-        else
-            openAttempts.erase(o.id);
         b.attempts.push_back(std::move(o));
     }
 
-    // COPY (query) TO STDOUT, streamed: rows are not buffered whole.
+    // Keeps the attempts that have not finished, to re-read them until they do
+    // (only when attempt.finished_at is mapped: otherwise attempts never change).
+    void track(const ObservationBatch& b) {
+        if (!attemptsFinish)
+            return;
+        for (const auto& a : b.attempts) {
+            if (a.finishedAt == kNoTime)
+                openAttempts[a.id] = a.arrivedAt;
+            else
+                openAttempts.erase(a.id);
+        }
+        while (openAttempts.size() > kMaxOpenAttempts) // ids grow with time: the oldest go
+            openAttempts.erase(openAttempts.begin());
+    }
+
+    // COPY (query) TO STDOUT, streamed: rows are not buffered whole. A window
+    // can be large, so the session's statement_timeout does not apply here
+    // (it would cancel the same read on every retry); `cancel` stops it.
     template <typename Add>
     void stream(const std::string& query, ObservationSink& sink, const std::atomic<bool>& cancel,
                 Add add) {
         pqxx::work w(*conn);
+        w.exec("SET LOCAL statement_timeout = 0");
         // libpqxx 6.4 writes "COPY <name> TO STDOUT" with the name as given,
         // so a parenthesised query streams like a table.
         pqxx::stream_from s(w, "(" + query + ")");
@@ -340,6 +424,7 @@ struct PostgresSource::Impl {
             splitCopyLine(line, fields, nulls);
             (this->*add)(fields, nulls, batch);
             if (batch.size() + batch.rejected.size() >= kBatchRows) {
+                track(batch);
                 sink.deliver(std::move(batch));
                 batch = {};
                 if (cancel)
@@ -348,15 +433,20 @@ struct PostgresSource::Impl {
         }
         s.complete();
         w.commit();
-        if (!batch.empty() || !batch.rejected.empty())
+        track(batch);
+        if (batch.hasAnything())
             sink.deliver(std::move(batch));
     }
 
+    // Runs a query into `batch`; returns the number of rows and leaves the
+    // last row's fields in `last` (when given).
     template <typename Add>
-    void query(const std::string& sql, ObservationBatch& batch, Add add) {
-        pqxx::work w(*conn);
+    std::int64_t query(pqxx::connection& c, const std::string& sql, ObservationBatch& batch,
+                       Add add, std::vector<std::string>* last = nullptr) const {
+        pqxx::work w(c);
         std::vector<std::string> fields;
         std::vector<bool> nulls;
+        std::int64_t rows = 0;
         for (const auto& row : w.exec(sql)) {
             fields.clear();
             nulls.clear();
@@ -365,56 +455,126 @@ struct PostgresSource::Impl {
                 fields.push_back(field.is_null() ? std::string() : field.as<std::string>());
             }
             (this->*add)(fields, nulls, batch);
+            ++rows;
         }
         w.commit();
+        if (last)
+            *last = fields;
+        return rows;
     }
 
     std::int64_t overlapMs() const { return 10'000 + 2 * cfg.pollInterval.count(); }
 
-    // One incremental read: rows changed since the cursors, re-reading an
-    // overlap so rows committed late are not missed; the store applies a row
-    // seen twice once.
+    // The database server's clock, in epoch milliseconds: the feed's cursor
+    // never passes it, whatever clocks stamped the rows.
+    EpochMillis databaseNow() {
+        pqxx::nontransaction w(*conn);
+        return w.exec("SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint")[0][0]
+            .as<std::int64_t>();
+    }
+
+    // Reads every row with time >= from, in pages ordered by (time, id) that
+    // follow each other by keyset; delivers each page. Returns the latest
+    // time seen (kNoTime when none).
+    template <typename Add, typename TimeOf>
+    EpochMillis pageThrough(const std::string& select, const std::string& timeCol,
+                            const std::string& idCol, std::size_t idField, EpochMillis from,
+                            ObservationSink& sink, Add add, TimeOf timeOf) {
+        std::string where = bound(timeCol, ">=", from);
+        EpochMillis latest = kNoTime;
+        for (;;) {
+            ObservationBatch batch;
+            std::vector<std::string> last;
+            const std::int64_t rows =
+                query(*conn,
+                      select + " WHERE " + where + " ORDER BY " + timeCol + ", " + idCol +
+                          " LIMIT " + std::to_string(kPageRows),
+                      batch, add, &last);
+            latest = std::max(latest, timeOf(batch));
+            track(batch);
+            if (batch.hasAnything())
+                sink.deliver(std::move(batch));
+            if (rows < kPageRows)
+                return latest;
+            const std::string& lastTime = last.back(); // the time column as text
+            const std::string& lastId = last[idField];
+            where = lastId.empty()
+                        ? timeCol + " > " + literal(*conn, timeCol, lastTime)
+                        : "(" + timeCol + ", " + idCol + ") > (" +
+                              literal(*conn, timeCol, lastTime) + ", " +
+                              literal(*conn, idCol, lastId) + ")";
+        }
+    }
+
+    // One incremental read: rows changed since the cursors. Each read looks
+    // back an overlap (rows committed a little after their timestamp); every
+    // 30 s it looks back clock_skew (a writer whose clock runs behind, a long
+    // transaction). The store applies a row seen twice once.
     void poll(ObservationSink& sink) {
         const EpochMillis now = nowMillis();
         pollOnce(sink, now);
         sink.recordCoverage(now); // rows committed before `now` have been read
     }
 
+    std::chrono::steady_clock::time_point lastDeepRead{};
+
     void pollOnce(ObservationSink& sink, EpochMillis now) {
+        const EpochMillis dbNow = databaseNow();
         if (recordCursor == kNoTime)
             recordCursor = now - overlapMs();
         if (attemptCursor == kNoTime)
             attemptCursor = now - overlapMs();
-        for (;;) {
-            ObservationBatch batch;
-            const EpochMillis from = recordCursor - overlapMs();
-            query(recordSelect + " WHERE " + bound(recordUpdated, ">=", from) + " ORDER BY " +
-                      recordUpdated + ", " + recordCallId + " LIMIT " + std::to_string(kPollLimit),
-                  batch, &Impl::addRecord);
-            const bool more = static_cast<std::int64_t>(batch.records.size()) >= kPollLimit;
-            if (!batch.empty() || !batch.rejected.empty())
-                sink.deliver(std::move(batch));
-            if (!more || recordCursor - overlapMs() <= from)
-                break;
+        std::int64_t back = overlapMs();
+        const auto steadyNow = std::chrono::steady_clock::now();
+        if (steadyNow - lastDeepRead >= std::chrono::seconds(30)) {
+            lastDeepRead = steadyNow;
+            back = std::max<std::int64_t>(back, cfg.clockSkew.count());
         }
+        const EpochMillis seenRecord = pageThrough(
+            recordSelect, recordUpdated, recordCallId, 0, recordCursor - back, sink,
+            &Impl::addRecord, [](const ObservationBatch& b) {
+                EpochMillis t = kNoTime;
+                for (const auto& r : b.records)
+                    t = std::max(t, r.updatedAt);
+                return t;
+            });
+        // A row stamped ahead of the database's clock does not move the cursor
+        // past it, so rows committed later with true times are still read.
+        recordCursor = std::max(recordCursor, std::min(seenRecord, dbNow));
         if (attemptSelect.empty())
             return;
-        ObservationBatch batch;
-        std::string open;
+        const EpochMillis attemptFrom = attemptCursor - back;
+        const EpochMillis seenAttempt = pageThrough(
+            attemptSelect, attemptArrived, attemptId, 0, attemptFrom, sink, &Impl::addAttempt,
+            [](const ObservationBatch& b) {
+                EpochMillis t = kNoTime;
+                for (const auto& a : b.attempts)
+                    t = std::max(t, a.arrivedAt);
+                return t;
+            });
+        attemptCursor = std::max(attemptCursor, std::min(seenAttempt, dbNow));
+        // Executions still running are re-read until they finish (those that
+        // arrived before the time bound above); those that never finish (a
+        // crashed server) are let go after an hour.
+        std::vector<std::string> open;
         for (auto it = openAttempts.begin(); it != openAttempts.end();) {
-            // Executions that never finish (a crashed server) are not re-read forever.
             if (it->second < now - 3'600'000) {
                 it = openAttempts.erase(it);
                 continue;
             }
-            open += (open.empty() ? "" : ",") + std::to_string(it->first);
+            if (it->second < attemptFrom)
+                open.push_back(std::to_string(it->first));
             ++it;
         }
-        query(attemptSelect + " WHERE " + bound(attemptArrived, ">=", attemptCursor - overlapMs()) +
-                  (open.empty() ? std::string() : " OR " + attemptId + " IN (" + open + ")") +
-                  " ORDER BY " + attemptArrived + ", " + attemptId,
+        if (open.empty())
+            return;
+        ObservationBatch batch;
+        query(*conn,
+              attemptSelect + " WHERE " + attemptId + " = ANY(" +
+                  conn->quote(textArray(open)) + "::bigint[])",
               batch, &Impl::addAttempt);
-        if (!batch.empty() || !batch.rejected.empty())
+        track(batch);
+        if (batch.hasAnything())
             sink.deliver(std::move(batch));
     }
 };
@@ -448,67 +608,59 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
         throw SourceError(std::string("PostgreSQL: ") + e.what());
     }
     sink.recordCoverage(std::min(until, nowMillis()));
-    sink.health({"postgres", true, "", nowMillis(), 0});
+    sink.health({"postgres", true, "", nowMillis(), 0, {}});
 }
 
 ObservationBatch PostgresSource::fetchCalls(const std::vector<std::string>& callIds) {
     ObservationBatch batch;
     if (callIds.empty())
         return batch;
-    if (!m->conn)
-        m->connect();
-    try {
+    m->lookup([&](pqxx::connection& c) {
         for (std::size_t i = 0; i < callIds.size(); i += 5000) {
             const std::vector<std::string> part(
                 callIds.begin() + static_cast<std::ptrdiff_t>(i),
                 callIds.begin() + static_cast<std::ptrdiff_t>(std::min(callIds.size(), i + 5000)));
-            const std::string arr = m->conn->quote(textArray(part)) + "::text[]";
-            m->query(m->recordSelect + " WHERE " + m->recordCallId + " = ANY(" + arr + ")", batch,
-                     &Impl::addRecord);
+            const std::string arr = c.quote(textArray(part)) + "::text[]";
+            m->query(c, m->recordSelect + " WHERE " + m->recordCallId + " = ANY(" + arr + ")",
+                     batch, &Impl::addRecord);
             if (!m->attemptSelect.empty())
-                m->query(m->attemptSelect + " WHERE " + m->attemptCallId + " = ANY(" + arr +
+                m->query(c,
+                         m->attemptSelect + " WHERE " + m->attemptCallId + " = ANY(" + arr +
                              ") ORDER BY " + m->attemptArrived,
                          batch, &Impl::addAttempt);
         }
-    } catch (const std::exception& e) {
-        m->conn.reset();
-        throw SourceError(std::string("PostgreSQL: ") + e.what());
-    }
+        return 0;
+    });
     return batch;
 }
 
 ObservationBatch PostgresSource::fetchByDigest(const std::string& digest, EpochMillis around,
                                                Millis window) {
-    ObservationBatch batch;
-    if (!m->conn)
-        m->connect();
-    std::vector<std::string> ids;
-    try {
-        pqxx::work w(*m->conn);
+    const std::vector<std::string> ids = m->lookup([&](pqxx::connection& c) {
+        std::vector<std::string> found;
+        pqxx::work w(c);
         for (const auto& row :
              w.exec("SELECT " + m->recordCallId + "::text FROM " + m->recordTable + " WHERE " +
-                    quoteIdent(*m->conn, m->cfg.record.requestDigest) + " = " + w.quote(digest) +
+                    quoteIdent(c, m->cfg.record.requestDigest) + " = " + w.quote(digest) +
                     " AND " + m->bound(m->recordCreated, ">=", around - window.count()) + " AND " +
                     m->bound(m->recordCreated, "<=", around + window.count()) + " LIMIT 100"))
-            ids.push_back(row[0].as<std::string>());
+            found.push_back(row[0].as<std::string>());
         w.commit();
-    } catch (const std::exception& e) {
-        m->conn.reset();
-        throw SourceError(std::string("PostgreSQL: ") + e.what());
-    }
+        return found;
+    });
     return fetchCalls(ids);
 }
 
 std::string PostgresSource::resultSnapshot(const std::string& callId) {
     if (m->cfg.record.resultSnapshot.empty())
         return {};
-    if (!m->conn)
-        m->connect();
-    pqxx::work w(*m->conn);
-    const auto r = w.exec("SELECT " + quoteIdent(*m->conn, m->cfg.record.resultSnapshot) +
-                          "::text FROM " + m->recordTable + " WHERE " + m->recordCallId + " = " +
-                          w.quote(callId));
-    return r.empty() || r[0][0].is_null() ? std::string() : r[0][0].as<std::string>();
+    return m->lookup([&](pqxx::connection& c) {
+        pqxx::work w(c);
+        const auto r = w.exec("SELECT " + quoteIdent(c, m->cfg.record.resultSnapshot) +
+                              "::text FROM " + m->recordTable + " WHERE " + m->recordCallId +
+                              " = " + w.quote(callId));
+        return r.empty() || r[0][0].is_null() ? std::string() : r[0][0].as<std::string>();
+    });
 }
 
 void PostgresSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
@@ -518,7 +670,7 @@ void PostgresSource::follow(ObservationSink& sink, const std::atomic<bool>& stop
     const auto down = [&](const std::string& why) {
         m->conn.reset();
         if (wasUp || why != reported)
-            sink.health({"postgres", false, why, kNoTime, 0});
+            sink.health({"postgres", false, why, kNoTime, 0, {}});
         reported = why;
         wasUp = false;
     };
@@ -528,7 +680,7 @@ void PostgresSource::follow(ObservationSink& sink, const std::atomic<bool>& stop
                 m->connect();
             m->poll(sink);
             if (!wasUp)
-                sink.health({"postgres", true, "", nowMillis(), 0});
+                sink.health({"postgres", true, "", nowMillis(), 0, {}});
             wasUp = true;
             reported.clear();
             backoffMs = 1000;

@@ -40,6 +40,9 @@ TEST(Config, EmptyFileIsTheReferenceDeployment) {
     EXPECT_EQ(c.detect.keyRotationWindow, Millis{7'200'000});
     EXPECT_EQ(c.retention.finishedCalls, Millis{1'800'000});
     EXPECT_EQ(c.retention.maxCalls, 5'000'000);
+    EXPECT_EQ(c.retention.maxBytes, std::int64_t{1} << 30);
+    EXPECT_EQ(c.retention.maxFieldBytes, 256);
+    EXPECT_EQ(c.postgres.clockSkew, Millis{300'000});
     EXPECT_EQ(c.postgres.record.statusValues.at("SUCCESS"), std::vector<std::string>{"SUCCESS"});
     EXPECT_EQ(c.kafka.callerEvent.stateValues.size(), 7u);
     EXPECT_EQ(c.postgres.attempt.outcomeValues.size(), 5u);
@@ -53,6 +56,19 @@ TEST(Config, TheShippedExampleIsValidAndEqualsTheDefaults) {
     EXPECT_EQ(r.config.kafka.receiptTopics, defaults.kafka.receiptTopics);
     EXPECT_EQ(r.config.postgres.attempt.outcomeValues, defaults.postgres.attempt.outcomeValues);
     EXPECT_EQ(r.config.kafka.callerEvent.stateValues, defaults.kafka.callerEvent.stateValues);
+    EXPECT_EQ(r.config.postgres.clockSkew, defaults.postgres.clockSkew);
+    EXPECT_EQ(r.config.retention.maxBytes, defaults.retention.maxBytes);
+    EXPECT_EQ(r.config.retention.maxFieldBytes, defaults.retention.maxFieldBytes);
+}
+
+// An invalid topic pattern is a config error naming the key (it aborted the
+// process with std::regex_error when the source started).
+TEST(Config, InvalidTopicPatternIsRefusedNamingTheKey) {
+    const std::string e = firstError("[kafka]\nreceipt_topics = \"^receipts\\\\.(pay\"\n");
+    EXPECT_EQ(e.rfind("t.toml:2: kafka.receipt_topics: invalid regular expression \"^receipts\\.(pay\"", 0), 0u) << e;
+    EXPECT_NE(firstError("[kafka]\ncaller_topics = \"^[a-\"\n").find("kafka.caller_topics"),
+              std::string::npos);
+    EXPECT_TRUE(parse("[kafka]\ncaller_topics = \"(not a pattern: no caret\"\n").ok());
 }
 
 TEST(Config, ARenamedDeploymentMapsOnlyWhatDiffers) {

@@ -1,0 +1,302 @@
+// PostgresSource against the real server with the rows real tables hold
+// (issue 9): infinity and NaN, integer epoch seconds, bulk updates sharing
+// one timestamp, writers whose clocks run ahead or behind, windows larger
+// than statement_timeout, lookups from other threads while following.
+#include "connectors/postgres_source.h"
+#include "models/timestamp.h"
+#include "stack.h"
+
+#include <gtest/gtest.h>
+#include <pqxx/pqxx>
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <set>
+#include <thread>
+
+using namespace callscope;
+using namespace callscope::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct CollectingSink : ObservationSink {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::map<std::string, RecordObservation> records; // latest per callId
+    std::size_t recordRows = 0;
+    std::vector<AttemptObservation> attempts;
+    std::vector<Rejection> rejected;
+    int healthy = 0, unhealthy = 0;
+
+    void deliver(ObservationBatch&& b) override {
+        std::lock_guard lock(mutex);
+        for (auto& r : b.records) {
+            ++recordRows;
+            records[r.callId] = r;
+        }
+        for (auto& a : b.attempts)
+            attempts.push_back(a);
+        for (auto& r : b.rejected)
+            rejected.push_back(r);
+        changed.notify_all();
+    }
+    void health(const SourceHealth& h) override {
+        std::lock_guard lock(mutex);
+        healthy += h.connected;
+        unhealthy += !h.connected;
+        changed.notify_all();
+    }
+    template <typename Pred> bool waitFor(Pred pred, std::chrono::seconds limit = 30s) {
+        std::unique_lock lock(mutex);
+        return changed.wait_for(lock, limit, [&] { return pred(); });
+    }
+    bool has(const std::string& id) {
+        std::lock_guard lock(mutex);
+        return records.count(id) > 0;
+    }
+};
+
+// Follows in a thread of its own until destroyed.
+struct Follower {
+    PostgresSource& source;
+    CollectingSink& sink;
+    std::atomic<bool> stop{false};
+    std::thread thread;
+    Follower(PostgresSource& s, CollectingSink& k)
+        : source(s), sink(k), thread([this] { source.follow(sink, stop); }) {}
+    ~Follower() {
+        stop = true;
+        thread.join();
+    }
+};
+
+void exec(const std::string& dsn, const std::string& sql) {
+    pqxx::connection c(dsn);
+    pqxx::nontransaction w(c);
+    w.exec(sql);
+}
+
+PostgresConfig recordsOnly(const TestStack& s, const std::string& table) {
+    PostgresConfig p = s.config.postgres;
+    p.record.table = table;
+    p.attempt.enabled = false;
+    p.pollInterval = Millis{100};
+    return p;
+}
+
+const char* kRecordColumns =
+    "call_id text PRIMARY KEY, request_digest text, status text, result_snapshot text, "
+    "first_source text, lock_version int";
+
+} // namespace
+
+// 'infinity' (a record that never expires), -infinity, NaN and integer epoch
+// seconds in an int4 column: the read goes on, out-of-range rows are counted
+// as rejected, and nothing stops (it stopped with "cannot convert infinity to
+// bigint", and int4 seconds * 1000 overflowed).
+TEST(PostgresIngest, InfinityNanAndIntegerSecondsNeverStopTheRead) {
+    const TestStack s = TestStack::fresh("pg_infinity");
+    exec(s.dsn, std::string("CREATE TABLE rec_tz (") + kRecordColumns +
+                    ", created_at timestamptz, updated_at timestamptz, expire_at timestamptz);"
+                    "INSERT INTO rec_tz VALUES "
+                    "('normal','d','SUCCESS','','i',1, now(), now(), now() + interval '1 day'),"
+                    "('never-expires','d','SUCCESS','','i',1, now(), now(), 'infinity'),"
+                    "('updated-infinity','d','SUCCESS','','i',1, now(), 'infinity', now()),"
+                    "('created-minus-infinity','d','SUCCESS','','i',1, '-infinity', now(), now());"
+                    "CREATE TABLE rec_epoch (" +
+                    kRecordColumns +
+                    ", created_at int, updated_at int, expire_at numeric);"
+                    "INSERT INTO rec_epoch VALUES "
+                    "('seconds','d','SUCCESS','','i',1, extract(epoch from now())::int, "
+                    " extract(epoch from now())::int, 'NaN'),"
+                    "('seconds-expiring','d','SUCCESS','','i',1, extract(epoch from now())::int, "
+                    " extract(epoch from now())::int, extract(epoch from now()) + 3600);");
+    const EpochMillis now = nowMillis();
+    {
+        PostgresSource source(recordsOnly(s, "rec_tz"));
+        CollectingSink sink;
+        std::atomic<bool> cancel{false};
+        ASSERT_NO_THROW(source.loadWindow(now - 3'600'000, now + 60'000, sink, cancel));
+        ASSERT_EQ(sink.records.size(), 2u);
+        EXPECT_NE(sink.records.at("normal").expireAt, kNoTime);
+        EXPECT_EQ(sink.records.at("never-expires").expireAt, kNoTime);
+        ASSERT_EQ(sink.rejected.size(), 2u);
+        std::set<std::string> samples;
+        for (const auto& r : sink.rejected) {
+            EXPECT_EQ(r.reason, "created_at/updated_at out of range");
+            samples.insert(r.sample);
+        }
+        EXPECT_EQ(samples, (std::set<std::string>{"updated-infinity", "created-minus-infinity"}));
+
+        // Following reads the same rows (through the incremental queries) and stays up.
+        CollectingSink live;
+        {
+            Follower f(source, live);
+            ASSERT_TRUE(live.waitFor([&] { return live.records.size() == 2; }));
+        }
+        EXPECT_EQ(live.records.count("never-expires"), 1u);
+        EXPECT_EQ(live.unhealthy, 0);
+    }
+    {
+        PostgresSource source(recordsOnly(s, "rec_epoch"));
+        CollectingSink sink;
+        std::atomic<bool> cancel{false};
+        ASSERT_NO_THROW(source.loadWindow(now - 3'600'000, now + 60'000, sink, cancel));
+        ASSERT_EQ(sink.records.size(), 2u);
+        const auto& r = sink.records.at("seconds");
+        EXPECT_NEAR(static_cast<double>(r.updatedAt), static_cast<double>(now), 5000.0);
+        EXPECT_EQ(r.expireAt, kNoTime); // NaN
+        EXPECT_NEAR(static_cast<double>(sink.records.at("seconds-expiring").expireAt),
+                    static_cast<double>(now + 3'600'000), 5000.0);
+    }
+}
+
+// More rows share one updated_at (one bulk UPDATE) than a page holds: the
+// feed pages through them by (updated_at, call_id) instead of re-reading the
+// first page for ever.
+TEST(PostgresIngest, BulkUpdateSharingOneTimestampIsReadThrough) {
+    const TestStack s = TestStack::fresh("pg_bulk");
+    exec(s.dsn, std::string("CREATE TABLE rec (") + kRecordColumns +
+                    ", created_at timestamptz, updated_at timestamptz, expire_at timestamptz)");
+    PostgresSource source(recordsOnly(s, "rec"));
+    CollectingSink sink;
+    Follower f(source, sink);
+    ASSERT_TRUE(sink.waitFor([&] { return sink.healthy > 0; }));
+    exec(s.dsn, "INSERT INTO rec SELECT 'bulk-' || g, 'd', 'PROCESSING', '', 'i', 1, now(), now(), "
+                "now() + interval '1 day' FROM generate_series(1, 210000) g");
+    exec(s.dsn, "UPDATE rec SET status = 'SUCCESS', updated_at = clock_timestamp() + interval '1 s'");
+    const bool all = sink.waitFor(
+        [&] {
+            if (sink.records.size() < 210'000)
+                return false;
+            for (const auto& [id, r] : sink.records)
+                if (r.status != RecordStatus::Success)
+                    return false;
+            return true;
+        },
+        120s);
+    EXPECT_TRUE(all) << sink.records.size() << " records";
+}
+
+// A row stamped by a writer whose clock runs an hour ahead does not move the
+// cursor past rows committed later with true times (they were never read, and
+// stuck_processing fired on calls that had finished).
+TEST(PostgresIngest, ARowFromAClockRunningAheadDoesNotHideLaterRows) {
+    const TestStack s = TestStack::fresh("pg_ahead");
+    exec(s.dsn, std::string("CREATE TABLE rec (") + kRecordColumns +
+                    ", created_at timestamptz, updated_at timestamptz, expire_at timestamptz)");
+    PostgresSource source(recordsOnly(s, "rec"));
+    CollectingSink sink;
+    Follower f(source, sink);
+    ASSERT_TRUE(sink.waitFor([&] { return sink.healthy > 0; }));
+    exec(s.dsn, "INSERT INTO rec VALUES ('ahead','d','SUCCESS','','i',1, now(), "
+                "now() + interval '1 hour', now() + interval '1 day')");
+    ASSERT_TRUE(sink.waitFor([&] { return sink.records.count("ahead") > 0; }));
+    std::this_thread::sleep_for(500ms); // several polls with the row ahead
+    exec(s.dsn, "INSERT INTO rec VALUES ('later','d','SUCCESS','','i',1, now(), now(), "
+                "now() + interval '1 day')");
+    EXPECT_TRUE(sink.waitFor([&] { return sink.records.count("later") > 0; }, 10s));
+}
+
+// A row that becomes visible minutes after its updated_at (a writer whose
+// clock runs behind, a long transaction) is read within clock_skew's look-back.
+TEST(PostgresIngest, RowCommittedMinutesAfterItsTimestampIsStillRead) {
+    const TestStack s = TestStack::fresh("pg_behind");
+    exec(s.dsn, std::string("CREATE TABLE rec (") + kRecordColumns +
+                    ", created_at timestamptz, updated_at timestamptz, expire_at timestamptz)");
+    PostgresSource source(recordsOnly(s, "rec"));
+    CollectingSink sink;
+    Follower f(source, sink);
+    ASSERT_TRUE(sink.waitFor([&] { return sink.healthy > 0; }));
+    std::this_thread::sleep_for(300ms);
+    exec(s.dsn, "INSERT INTO rec VALUES ('late','d','SUCCESS','','i',1, now() - interval '2 min', "
+                "now() - interval '2 min', now() + interval '1 day')");
+    EXPECT_TRUE(sink.waitFor([&] { return sink.records.count("late") > 0; }, 45s));
+}
+
+// A window that takes longer than statement_timeout to read is read whole
+// (it was cancelled by the timeout on every retry).
+TEST(PostgresIngest, WindowLongerThanStatementTimeoutIsRead) {
+    const TestStack s = TestStack::fresh("pg_slow");
+    exec(s.dsn, std::string("CREATE TABLE rec (") + kRecordColumns +
+                    ", created_at timestamptz, updated_at timestamptz, expire_at timestamptz);"
+                    "INSERT INTO rec SELECT 'slow-' || g, 'd', 'SUCCESS', '', 'i', 1, now(), now(), "
+                    "now() FROM generate_series(1, 400) g;"
+                    "CREATE FUNCTION slow(t text) RETURNS text LANGUAGE plpgsql VOLATILE AS "
+                    "$$BEGIN PERFORM pg_sleep(0.005); RETURN t; END$$;"
+                    "CREATE VIEW rec_slow AS SELECT slow(call_id) AS call_id, request_digest, status, "
+                    "result_snapshot, first_source, lock_version, created_at, updated_at, expire_at "
+                    "FROM rec");
+    PostgresConfig p = recordsOnly(s, "rec_slow");
+    p.statementTimeout = Millis{500}; // the window takes about 2 s
+    PostgresSource source(p);
+    CollectingSink sink;
+    std::atomic<bool> cancel{false};
+    const EpochMillis now = nowMillis();
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_NO_THROW(source.loadWindow(now - 3'600'000, now + 60'000, sink, cancel));
+    EXPECT_GT(std::chrono::steady_clock::now() - start, 1s); // longer than the timeout indeed
+    EXPECT_EQ(sink.records.size(), 400u);
+}
+
+// Point lookups (a cold drill-down, a report's snapshots) from other threads
+// while the follow thread reads: each on a connection of its own, results
+// right, and a failing lookup does not disturb following.
+TEST(PostgresIngest, LookupsFromOtherThreadsWhileFollowingUseTheirOwnConnection) {
+    const TestStack s = TestStack::fresh("pg_threads");
+    exec(s.dsn, std::string("CREATE TABLE rec (") + kRecordColumns +
+                    ", created_at timestamptz, updated_at timestamptz, expire_at timestamptz);"
+                    "INSERT INTO rec SELECT 'c-' || g, 'd', 'SUCCESS', 'snap-' || g, 'i', 1, now(), "
+                    "now(), now() FROM generate_series(1, 2000) g;");
+    PostgresSource source(recordsOnly(s, "rec"));
+    CollectingSink sink;
+    Follower f(source, sink);
+    std::atomic<bool> writing{true};
+    std::thread writer([&] { // keeps the follow thread busy
+        pqxx::connection c(s.dsn);
+        for (int i = 0; writing; ++i) {
+            pqxx::nontransaction w(c);
+            w.exec("UPDATE rec SET updated_at = now(), lock_version = lock_version + 1 "
+                   "WHERE call_id = 'c-" + std::to_string(1 + i % 2000) + "'");
+        }
+    });
+    int wrong = 0, failed = 0;
+    std::vector<std::thread> lookers;
+    for (int t = 0; t < 2; ++t)
+        lookers.emplace_back([&, t] {
+            for (int i = 1; i <= 150; ++i) {
+                const std::string id = "c-" + std::to_string(1 + (i * 13 + t * 7) % 2000);
+                try {
+                    const ObservationBatch b = source.fetchCalls({id});
+                    if (b.records.size() != 1 || b.records[0].callId != id)
+                        ++wrong;
+                    if (source.resultSnapshot(id) != "snap-" + id.substr(2))
+                        ++wrong;
+                } catch (const std::exception&) {
+                    ++failed;
+                }
+            }
+        });
+    for (auto& l : lookers)
+        l.join();
+    writing = false;
+    writer.join();
+    EXPECT_EQ(wrong, 0);
+    EXPECT_EQ(failed, 0);
+    const std::size_t before = sink.recordRows;
+    exec(s.dsn, "UPDATE rec SET updated_at = now() + interval '1 s' WHERE call_id = 'c-1'");
+    EXPECT_TRUE(sink.waitFor([&] { return sink.recordRows > before; }, 10s));
+    {
+        pqxx::connection c(s.adminDsn);
+        pqxx::nontransaction w(c);
+        const auto n = w.exec("SELECT count(*) FROM pg_stat_activity WHERE datname = " +
+                              w.quote(s.dsn.substr(s.dsn.find("dbname=") + 7,
+                                                   s.dsn.find(' ', s.dsn.find("dbname=")) -
+                                                       s.dsn.find("dbname=") - 7)) +
+                              " AND application_name = 'callscope'")[0][0]
+                           .as<int>();
+        EXPECT_EQ(n, 2); // the follow thread's and the lookups'
+    }
+}
