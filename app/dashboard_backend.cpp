@@ -68,6 +68,13 @@ void DashboardBackend::tick() {
     }
     if (m_phase == Phase::Following) {
         try {
+            // Retention and the memory budget, as in watch: once a minute.
+            if (m_lastRetention == 0) {
+                m_lastRetention = now;
+            } else if (now - m_lastRetention >= 60'000) {
+                m_lastRetention = now;
+                m_monitor->applyRetention(now);
+            }
             auto changes = m_monitor->pump(now);
             m_pending.insert(m_pending.end(), std::make_move_iterator(changes.begin()),
                              std::make_move_iterator(changes.end()));
@@ -166,6 +173,10 @@ void DashboardBackend::computeStats(DashboardSnapshot& s, EpochMillis now) {
     s.rejected = r.total();
     s.rejectedByReason = r.byReason;
     s.lostByPartition = m_monitor->gaps().lostByPartition;
+    s.evictedCalls = m_monitor->evictions().total;
+    s.evictedOverBudget = m_monitor->evictions().overBudget;
+    s.storeBytes = store.memoryBytes();
+    s.storeBudget = static_cast<std::size_t>(m_config.retention.maxBytes);
     for (const Rejection& x : r.samples)
         s.rejectedSamples.push_back(x.where + ": " + x.reason + ": " + x.sample);
 }

@@ -80,6 +80,9 @@ std::string summaryLine(const Monitor& m) {
            std::to_string(c.outOfOrderReceipts) + R"(,"rejectedMessages":)" +
            std::to_string(m.rejects().total()) + R"(,"rejected":)" + rejected +
            R"(,"lostMessages":)" + std::to_string(m.gaps().lost()) + R"(,"gaps":)" + gaps +
+           R"(,"evictedCalls":)" + std::to_string(m.evictions().total) +
+           R"(,"evictedOverBudget":)" + std::to_string(m.evictions().overBudget) +
+           R"(,"storeBytes":)" + std::to_string(s.memoryBytes()) +
            R"(,"anomalies":)" + kinds + "}";
 }
 
@@ -223,7 +226,13 @@ int runWatchCommand(const WatchOptions& options) {
                       << std::endl;
         if (std::chrono::steady_clock::now() - lastRetention > std::chrono::seconds(60)) {
             lastRetention = std::chrono::steady_clock::now();
+            const std::int64_t before = monitor.evictions().overBudget;
             monitor.applyRetention(nowMillis());
+            if (monitor.evictions().overBudget > before)
+                std::cerr << "callscope watch: store over its memory budget ([store] max_bytes): "
+                          << monitor.evictions().overBudget - before
+                          << " calls evicted early; the store now holds "
+                          << monitor.evictions().storeBytes / (1024 * 1024) << " MiB" << std::endl;
         }
     }
     monitor.stop();

@@ -76,6 +76,7 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
         m_engine.setRecordCoverage(records);
     std::vector<std::uint32_t> touched;
     for (ObservationBatch& b : queue) {
+        rejectOversized(b, static_cast<std::size_t>(m_config.retention.maxFieldBytes));
         for (Rejection& r : b.rejected) {
             m_rejects.byReason[r.reason]++;
             m_rejects.samples.push_back(std::move(r));
@@ -214,8 +215,6 @@ std::size_t Monitor::applyRetention(EpochMillis now) {
         evict += healthyFinished(i);
     // Over max_calls, the oldest healthy finished calls go first regardless of age.
     const auto max = static_cast<std::size_t>(m_config.retention.maxCalls);
-    if (evict == 0 && m_store.size() <= max)
-        return 0;
     std::set<std::uint32_t> extra;
     if (m_store.size() - evict > max) {
         std::vector<std::pair<EpochMillis, std::uint32_t>> byAge;
@@ -229,9 +228,53 @@ std::size_t Monitor::applyRetention(EpochMillis now) {
         for (std::size_t k = 0; k < byAge.size() && m_store.size() - evict - extra.size() > max; ++k)
             extra.insert(byAge[k].second);
     }
+    // The memory budget ([store] max_bytes): when the store holds more, calls
+    // go oldest first, tier by tier, until it is back under 80 % of the
+    // budget: finished calls no anomaly names, then calls whose anomalies are
+    // all resolved, then unfinished calls no anomaly names. Calls named by an
+    // open anomaly always stay.
+    const auto budget = static_cast<std::size_t>(m_config.retention.maxBytes);
+    const std::size_t bytes = m_store.memoryBytes();
+    std::size_t overBudget = 0;
+    if (bytes > budget && m_store.size() > 0) {
+        const double perCall = static_cast<double>(bytes) / static_cast<double>(m_store.size());
+        const auto target = static_cast<std::size_t>(0.8 * static_cast<double>(budget) / perCall);
+        const auto remaining = [&] { return m_store.size() - evict - extra.size(); };
+        const auto allResolved = [&](std::uint32_t i) {
+            for (const Anomaly* a : m_engine.anomaliesOf(m_store.callId(i)))
+                if (a->open)
+                    return false;
+            return true;
+        };
+        for (int tier = 0; tier < 3 && remaining() > target; ++tier) {
+            std::vector<std::pair<EpochMillis, std::uint32_t>> byAge;
+            for (std::uint32_t i = 0; i < m_store.size(); ++i) {
+                if (healthyFinished(i) || extra.count(i))
+                    continue;
+                const CallState& c = m_store.call(i);
+                const bool finished = c.hasRecord() && isTerminal(c.recordStatus());
+                const bool named = m_engine.holds(i);
+                const bool inTier = tier == 0   ? finished && !named
+                                    : tier == 1 ? named && allResolved(i)
+                                                : !finished && !named;
+                if (inTier)
+                    byAge.emplace_back(m_store.lastEventAt(i), i);
+            }
+            std::sort(byAge.begin(), byAge.end());
+            for (std::size_t k = 0; k < byAge.size() && remaining() > target; ++k) {
+                extra.insert(byAge[k].second);
+                ++overBudget;
+            }
+        }
+    }
+    if (evict == 0 && extra.empty())
+        return 0;
     const auto map = m_store.compact(
         [&](std::uint32_t i) { return !healthyFinished(i) && !extra.count(i); });
     m_engine.remap(map);
+    m_evictions.total += evict + extra.size();
+    m_evictions.overBudget += overBudget;
+    m_evictions.storeBytes = m_store.memoryBytes();
     return evict + extra.size();
 }
 

@@ -33,6 +33,13 @@ struct RejectStats {
 };
 
 // Messages lost before they were read (retention, a deleted topic), by partition.
+// Calls that left memory: all of them, and those the memory budget pushed out.
+struct EvictionStats {
+    std::int64_t total = 0;
+    std::int64_t overBudget = 0;
+    std::size_t storeBytes = 0; // after the last eviction
+};
+
 struct GapStats {
     std::map<std::string, std::int64_t> lostByPartition;
     std::int64_t lost() const {
@@ -60,7 +67,9 @@ public:
     std::vector<AnomalyChange> pump(EpochMillis now);
     // What changed since the last pump (e.g. after loadWindow).
     std::vector<AnomalyChange> takeChanges() { return m_engine.takeChanges(); }
-    // Evicts healthy finished calls past retention (SPEC §2).
+    // Evicts healthy finished calls past retention (SPEC §2), the oldest over
+    // max_calls, and over the memory budget ([store] max_bytes) tier by tier;
+    // returns how many calls left memory.
     std::size_t applyRetention(EpochMillis now);
 
     // The call, loaded cold by key and from one partition per topic when it is
@@ -73,6 +82,7 @@ public:
     const DetectionEngine& engine() const { return m_engine; }
     const RejectStats& rejects() const { return m_rejects; }
     const GapStats& gaps() const { return m_gaps; }
+    const EvictionStats& evictions() const { return m_evictions; }
     std::vector<SourceHealth> healthChanges(); // since the last call
     const Config& config() const { return m_config; }
 
@@ -94,6 +104,7 @@ private:
     DetectionEngine m_engine;
     RejectStats m_rejects;
     GapStats m_gaps;
+    EvictionStats m_evictions;
 
     std::mutex m_mutex; // guards the queue, health and coverage below
     std::deque<ObservationBatch> m_queue;

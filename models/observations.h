@@ -103,4 +103,10 @@ struct ObservationBatch {
     bool hasAnything() const { return !empty() || !rejected.empty() || !gaps.empty(); }
 };
 
+// Identity fields (callId, digest, instances, bizNo, traceId) longer than
+// `maxBytes` make an observation a rejection with reason "oversized field"
+// (a 300 KB callId would otherwise be stored, printed and reported whole).
+// Returns how many observations were rejected.
+std::size_t rejectOversized(ObservationBatch& batch, std::size_t maxBytes);
+
 } // namespace callscope

@@ -546,6 +546,8 @@ void MainWindow::updateHealth(const DashboardSnapshot& s) {
         QString text = tr("Rejected: %1").arg(m_lastStats->rejected);
         if (lost > 0)
             text += tr("  Lost: %1").arg(lost);
+        if (m_lastStats->evictedOverBudget > 0)
+            text += tr("  Evicted: %1").arg(m_lastStats->evictedOverBudget);
         m_rejected->setText(text);
         QStringList tip;
         for (const auto& [reason, n] : m_lastStats->rejectedByReason)
@@ -554,6 +556,12 @@ void MainWindow::updateHealth(const DashboardSnapshot& s) {
             tip << qs(x);
         for (const auto& [where, n] : m_lastStats->lostByPartition)
             tip << tr("%1: %2 messages deleted by retention before they were read").arg(qs(where)).arg(n);
+        if (m_lastStats->evictedOverBudget > 0)
+            tip << tr("%1 calls left memory early: the store reached its budget of %2 MiB "
+                      "([store] max_bytes); it holds %3 MiB")
+                       .arg(m_lastStats->evictedOverBudget)
+                       .arg(m_lastStats->storeBudget >> 20)
+                       .arg(m_lastStats->storeBytes >> 20);
         m_rejected->setToolTip(tip.isEmpty() ? tr("no malformed messages") : tip.join(QLatin1Char('\n')));
     }
 }

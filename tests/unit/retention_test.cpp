@@ -64,3 +64,68 @@ TEST(Retention, MaxCallsEvictsTheOldestHealthyFirst) {
     EXPECT_EQ(m.store().find("c1"), CallStore::npos);
     EXPECT_NE(m.store().find("c3"), CallStore::npos);
 }
+
+// [store] max_bytes: over budget, finished calls no anomaly names go first
+// (however young), then calls whose anomalies are resolved; calls an open
+// anomaly names stay. Before, nothing bounded the GUI's store.
+TEST(Retention, MemoryBudgetEvictsHealthyFirstAndKeepsOpenAnomalies) {
+    Config config;
+    config.retention.finishedCalls = Millis{24 * 3'600'000}; // age alone evicts nothing
+    Monitor m(config);
+    for (int i = 0; i < 40000; ++i)
+        m.deliver(healthy("h" + std::to_string(i), T0 + i));
+    ObservationBatch stuck;
+    stuck.records.push_back({"stuck", std::string(64, 'b'), RecordStatus::Processing, "api-1", 0,
+                             T0, T0, T0 + 86'400'000});
+    m.deliver(std::move(stuck));
+    m.pump(T0 + 10 * 60'000);
+    EXPECT_EQ(m.applyRetention(T0 + 10 * 60'000), 0u); // under the default 1 GiB
+    const std::size_t bytes = m.store().memoryBytes();
+
+    Config tight = config;
+    tight.retention.maxBytes = static_cast<std::int64_t>(bytes / 4);
+    Monitor t(tight);
+    for (int i = 0; i < 40000; ++i)
+        t.deliver(healthy("h" + std::to_string(i), T0 + i));
+    ObservationBatch stuck2;
+    stuck2.records.push_back({"stuck", std::string(64, 'b'), RecordStatus::Processing, "api-1", 0,
+                              T0, T0, T0 + 86'400'000});
+    t.deliver(std::move(stuck2));
+    t.pump(T0 + 10 * 60'000);
+    const std::size_t evicted = t.applyRetention(T0 + 10 * 60'000);
+    EXPECT_GT(evicted, 20000u);
+    EXPECT_LE(t.store().memoryBytes(), static_cast<std::size_t>(tight.retention.maxBytes));
+    EXPECT_NE(t.store().find("stuck"), CallStore::npos); // named by an open anomaly
+    EXPECT_EQ(t.store().find("h0"), CallStore::npos);    // the oldest went first
+    EXPECT_NE(t.store().find("h39999"), CallStore::npos);
+    EXPECT_EQ(t.evictions().overBudget, static_cast<std::int64_t>(evicted));
+    EXPECT_EQ(t.evictions().total, static_cast<std::int64_t>(evicted));
+}
+
+// [store] max_field_bytes: a callId, instance or bizNo longer than the cap
+// is rejected as "oversized field", the rest of the batch goes on.
+TEST(Retention, OversizedFieldsAreRejectedNotStored) {
+    Config config;
+    config.retention.maxFieldBytes = 256;
+    Monitor m(config);
+    ObservationBatch b = healthy("fine", T0);
+    CallerObservation e;
+    e.callId = "caller-ok";
+    e.state = CallerState::Initiated;
+    e.at = T0;
+    e.instance = "i";
+    e.bizNo = std::string(300'000, 'N');
+    b.callerEvents.push_back(e);
+    ReceiptObservation r;
+    r.callId = std::string(300, 'x');
+    r.status = RecordStatus::Success;
+    b.receipts.push_back(r);
+    m.deliver(std::move(b));
+    m.pump(T0 + 1000);
+    EXPECT_NE(m.store().find("fine"), CallStore::npos);
+    EXPECT_EQ(m.store().find("caller-ok"), CallStore::npos);
+    EXPECT_EQ(m.store().find(std::string(300, 'x')), CallStore::npos);
+    EXPECT_EQ(m.rejects().byReason.at("oversized field"), 2);
+    for (const auto& s : m.rejects().samples)
+        EXPECT_LT(s.sample.size(), 100u) << "samples are short, never the whole value";
+}
