@@ -292,9 +292,18 @@ std::uint32_t CallStore::add(const ReceiptObservation& o) {
     const auto code = static_cast<std::uint8_t>(o.status);
     std::uint8_t flags = 0;
     std::int32_t highest = INT32_MIN;
+    const std::int32_t at = toDt(c, t);
     for (const CallEvent& e : events(i)) {
         if (e.type != EventType::Receipt)
             continue;
+        // The same message read again (a window re-read, a cold lookup of a
+        // call in memory): same broker timestamp, status, version and
+        // sender. A redelivery by the relay has a timestamp of its own.
+        if (e.dt == at && e.aux == version && e.code == code && e.instance == inst &&
+            e.digestSlot == slot) {
+            m_counters.unchangedRows++;
+            return i;
+        }
         if (e.aux == version && e.code == code)
             flags |= DuplicateReceipt;
         highest = std::max(highest, e.aux);
@@ -304,7 +313,7 @@ std::uint32_t CallStore::add(const ReceiptObservation& o) {
     m_counters.receipts++;
     m_counters.duplicateReceipts += (flags & DuplicateReceipt) != 0;
     m_counters.outOfOrderReceipts += (flags & OutOfOrderReceipt) != 0;
-    append(i, makeEvent(toDt(c, t), EventType::Receipt, code, slot, flags, inst, version));
+    append(i, makeEvent(at, EventType::Receipt, code, slot, flags, inst, version));
     return i;
 }
 

@@ -435,6 +435,15 @@ TEST(CallStore, RereadRowsAreAppliedOnce) {
     const std::uint32_t i2 = s.store.find("c2");
     ASSERT_EQ(s.store.events(i2).size(), 1u);
     EXPECT_EQ(s.store.timeOf(s.store.call(i2), s.store.events(i2)[0].aux), T0 + 70);
+    // The same receipt message read again (a window re-read, a cold lookup of
+    // a call in memory) is applied once; a redelivery (its own timestamp) is kept.
+    const std::int64_t duplicates = s.store.counters().duplicateReceipts;
+    s.receipt("c1", RecordStatus::Success, 2, T0 + 45);
+    EXPECT_EQ(s.store.events(0).size(), events);
+    EXPECT_EQ(s.store.counters().duplicateReceipts, duplicates);
+    s.receipt("c1", RecordStatus::Success, 2, T0 + 60);
+    EXPECT_EQ(s.store.events(0).size(), events + 1);
+    EXPECT_EQ(s.store.counters().duplicateReceipts, duplicates + 1);
 }
 
 TEST(CallStore, CompactionKeepsWhatItIsToldAndItsIndexes) {
