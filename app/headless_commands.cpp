@@ -35,6 +35,13 @@ void printGaps(const GapStats& g) {
     std::cerr << '\n';
 }
 
+// Digests and bizNos too widely shared to be a business action (SPEC §3
+// key_rotation): reported once, never grouped.
+void printPlaceholders(const std::vector<std::string>& list) {
+    for (const auto& p : list)
+        std::cerr << "callscope: data quality: " << p << '\n';
+}
+
 void printRejects(const RejectStats& r) {
     if (r.total() == 0)
         return;
@@ -71,6 +78,10 @@ std::string summaryLine(const Monitor& m) {
     for (const auto& [k, n] : m.gaps().lostByPartition)
         gaps += (gaps.size() > 1 ? "," : "") + jsonQuote(k) + ":" + std::to_string(n);
     gaps += "}";
+    std::string placeholders = "[";
+    for (const auto& p : m.engine().placeholders())
+        placeholders += (placeholders.size() > 1 ? "," : "") + jsonQuote(p);
+    placeholders += "]";
     const StoreCounters& c = s.counters();
     return R"({"type":"summary","calls":)" + std::to_string(s.size()) + R"(,"records":)" +
            std::to_string(records) + R"(,"attempts":)" + std::to_string(c.attempts) +
@@ -80,6 +91,7 @@ std::string summaryLine(const Monitor& m) {
            std::to_string(c.outOfOrderReceipts) + R"(,"rejectedMessages":)" +
            std::to_string(m.rejects().total()) + R"(,"rejected":)" + rejected +
            R"(,"lostMessages":)" + std::to_string(m.gaps().lost()) + R"(,"gaps":)" + gaps +
+           R"(,"placeholders":)" + placeholders +
            R"(,"evictedCalls":)" + std::to_string(m.evictions().total) +
            R"(,"evictedOverBudget":)" + std::to_string(m.evictions().overBudget) +
            R"(,"storeBytes":)" + std::to_string(s.memoryBytes()) +
@@ -154,6 +166,7 @@ int runScanCommand(const ScanOptions& options) {
     }
     printRejects(monitor.rejects());
     printGaps(monitor.gaps());
+    printPlaceholders(monitor.engine().placeholders());
     std::cout.flush();
     return ExitOk;
 }
@@ -224,6 +237,7 @@ int runWatchCommand(const WatchOptions& options) {
                           : h.note.empty() ? std::string("connected")
                                            : h.note)
                       << std::endl;
+        printPlaceholders(monitor.takeNewPlaceholders());
         if (std::chrono::steady_clock::now() - lastRetention > std::chrono::seconds(60)) {
             lastRetention = std::chrono::steady_clock::now();
             const std::int64_t before = monitor.evictions().overBudget;
@@ -240,6 +254,7 @@ int runWatchCommand(const WatchOptions& options) {
         print(c);
     printRejects(monitor.rejects());
     printGaps(monitor.gaps());
+    printPlaceholders(monitor.takeNewPlaceholders());
     return ExitOk;
 }
 

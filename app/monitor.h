@@ -80,6 +80,8 @@ public:
 
     const CallStore& store() const { return m_store; }
     const DetectionEngine& engine() const { return m_engine; }
+    // Placeholder digests/bizNos found since the last call (data-quality warnings).
+    std::vector<std::string> takeNewPlaceholders() { return m_engine.takeNewPlaceholders(); }
     const RejectStats& rejects() const { return m_rejects; }
     const GapStats& gaps() const { return m_gaps; }
     const EvictionStats& evictions() const { return m_evictions; }

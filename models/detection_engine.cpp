@@ -121,17 +121,19 @@ void DetectionEngine::schedule(std::uint32_t call, EpochMillis at) {
 
 void DetectionEngine::evaluate(const CallStore& s, const std::vector<std::uint32_t>& touched,
                                EpochMillis now) {
+    std::unordered_set<std::uint64_t> judged;
     for (const std::uint32_t i : touched) {
         judgeCall(s, i, now);
-        judgeKeyRotation(s, i, now);
+        judgeKeyRotation(s, i, now, &judged);
     }
 }
 
 void DetectionEngine::evaluateAll(const CallStore& s, EpochMillis now) {
     m_deadlines = {};
+    std::unordered_set<std::uint64_t> judged;
     for (std::uint32_t i = 0; i < s.size(); ++i) {
         judgeCall(s, i, now);
-        judgeKeyRotation(s, i, now);
+        judgeKeyRotation(s, i, now, &judged);
     }
 }
 
@@ -611,15 +613,28 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
 
 std::vector<std::uint32_t> DetectionEngine::siblings(const CallStore& s, std::uint32_t i) const {
     const CallState& c = s.call(i);
-    if (!(c.digest && s.digestShared(c.digest)) && !(c.bizNo && s.bizNoShared(c.bizNo)))
+    const bool byDigest = c.digest && s.digestShared(c.digest);
+    const bool byBizNo = c.bizNo && s.bizNoShared(c.bizNo);
+    if (!byDigest && !byBizNo)
         return {};
     std::vector<std::uint32_t> members;
-    if (c.digest)
-        for (const std::uint32_t m : s.callsWithDigest(c.digest))
-            members.push_back(m);
-    if (c.bizNo)
-        for (const std::uint32_t m : s.callsWithBizNo(c.bizNo))
-            members.push_back(m);
+    const auto add = [&](std::vector<std::uint32_t>&& calls, const std::string& what) {
+        if (calls.size() > kMaxKeyRotationGroup) {
+            const std::string key = what + " shared by more than " +
+                                    std::to_string(kMaxKeyRotationGroup) +
+                                    " calls: a placeholder, not grouped for key_rotation";
+            if (m_placeholderKeys.insert(what).second) {
+                m_placeholderList.push_back(key);
+                m_newPlaceholders.push_back(key);
+            }
+            return;
+        }
+        members.insert(members.end(), calls.begin(), calls.end());
+    };
+    if (byDigest)
+        add(s.callsWithDigest(c.digest), "digest " + s.digest(c.digest));
+    if (byBizNo)
+        add(s.callsWithBizNo(c.bizNo), "bizNo " + s.bizNo(c.bizNo));
     std::sort(members.begin(), members.end());
     members.erase(std::unique(members.begin(), members.end()), members.end());
     const std::int64_t window = m_t.keyRotationWindow.count();
@@ -630,10 +645,24 @@ std::vector<std::uint32_t> DetectionEngine::siblings(const CallStore& s, std::ui
     return out.size() >= 2 ? out : std::vector<std::uint32_t>{};
 }
 
-void DetectionEngine::judgeKeyRotation(const CallStore& s, std::uint32_t i, EpochMillis now) {
+std::vector<std::string> DetectionEngine::takeNewPlaceholders() {
+    std::vector<std::string> out;
+    out.swap(m_newPlaceholders);
+    return out;
+}
+
+void DetectionEngine::judgeKeyRotation(const CallStore& s, std::uint32_t i, EpochMillis now,
+                                       std::unordered_set<std::uint64_t>* judged) {
     const std::vector<std::uint32_t> members = siblings(s, i);
     if (members.size() < 2)
         return;
+    if (judged) { // FNV-1a over the sorted members: the same group, judged once a pass
+        std::uint64_t h = 1469598103934665603ull;
+        for (const std::uint32_t m : members)
+            h = (h ^ m) * 1099511628211ull;
+        if (!judged->insert(h).second)
+            return;
+    }
     const CallState& self = s.call(i);
     // The group is named after its earliest callId, whichever member is judged.
     std::uint32_t earliest = members.front();

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <queue>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -62,7 +63,15 @@ public:
         return call < m_named.size() && m_named[call];
     }
     // Key-rotation siblings of a call: the other callIds of its digest / bizNo.
+    // A digest or bizNo shared by more than kMaxKeyRotationGroup calls is a
+    // placeholder ("N/A", the digest of an empty request), not a business
+    // action: it groups nothing and is reported once as a data-quality warning.
     std::vector<std::uint32_t> siblings(const CallStore& store, std::uint32_t call) const;
+    static constexpr std::size_t kMaxKeyRotationGroup = 1000;
+    // Placeholders found so far ("bizNo N/A shared by 100000 calls"), and those
+    // found since the last call.
+    const std::vector<std::string>& placeholders() const { return m_placeholderList; }
+    std::vector<std::string> takeNewPlaceholders();
 
     const DetectThresholds& thresholds() const { return m_t; }
     const DetectionSources& sources() const { return m_sources; }
@@ -79,7 +88,10 @@ private:
     enum class Judge : std::uint8_t { Holds, DoesNotHold, NotYet };
 
     void judgeCall(const CallStore& s, std::uint32_t i, EpochMillis now);
-    void judgeKeyRotation(const CallStore& s, std::uint32_t i, EpochMillis now);
+    // `judged`: the groups judged in this pass (hash of their members), so a
+    // batch touching every member of a group judges it once, not once per member.
+    void judgeKeyRotation(const CallStore& s, std::uint32_t i, EpochMillis now,
+                          std::unordered_set<std::uint64_t>* judged = nullptr);
     // `calls`: the store indices the finding names.
     void record(Finding&& f, EpochMillis now, std::initializer_list<std::uint32_t> calls);
     void record(Finding&& f, EpochMillis now, const std::vector<std::uint32_t>& calls);
@@ -98,6 +110,8 @@ private:
     std::vector<Anomaly> m_anomalies;
     std::unordered_map<std::string, std::size_t> m_index; // kind + subject -> anomaly
     std::vector<std::uint8_t> m_named; // call index -> an anomaly names it (kept in memory)
+    mutable std::set<std::string> m_placeholderKeys; // "bizNo N/A", "digest 9f2c…"
+    mutable std::vector<std::string> m_placeholderList, m_newPlaceholders;
     std::vector<AnomalyChange> m_changes;
     std::uint64_t m_nextId = 1;
 

@@ -253,6 +253,27 @@ TEST(Detection, KeyRotationByBizNoAloneIsAWarningWhenOnlyOneExecuted) {
     EXPECT_EQ(s.find(AnomalyKind::KeyRotation)->severity, Severity::Warning);
 }
 
+// A bizNo every caller fills with "N/A" is shared by thousands of calls: it
+// is a placeholder, reported once as a data-quality warning, and groups
+// nothing (it was rebuilt per touched call, quadratic, and pinned them all).
+// A real rotation under a real bizNo in the same data is still found.
+TEST(Detection, PlaceholderBizNoIsReportedOnceAndGroupsNothing) {
+    Scenario s;
+    for (int i = 0; i < 3000; ++i)
+        s.healthy("n" + std::to_string(i), T0 + i, D(100 + i), "N/A");
+    s.caller("c1", CallerState::Initiated, T0, 0, "api-1", "ORD-7", "");
+    s.caller("c1", CallerState::TimeoutUnknown, T0 + 250, 1, "api-1", "ORD-7", "");
+    s.healthy("c2", T0 + S, D(6), "ORD-7");
+    EXPECT_EQ(s.open(T0 + H), (Set{"caller_stuck:c1", "key_rotation:c1,c2"}));
+    ASSERT_EQ(s.engine.placeholders().size(), 1u);
+    EXPECT_EQ(s.engine.placeholders()[0].rfind("bizNo N/A shared by more than 1000 calls", 0), 0u)
+        << s.engine.placeholders()[0];
+    EXPECT_EQ(s.engine.takeNewPlaceholders().size(), 1u);
+    s.open(T0 + H + 1); // judged again: not reported again
+    EXPECT_TRUE(s.engine.takeNewPlaceholders().empty());
+    EXPECT_FALSE(s.engine.holds(s.store.find("n0")));
+}
+
 TEST(Detection, KeyRotationOnlyWithinTheWindow) {
     Scenario s;
     s.healthy("c1", T0, D(5), "ORD-1");
