@@ -32,8 +32,18 @@ Monitor::~Monitor() { stop(); }
 void Monitor::connect() { m_postgres.connect(); }
 
 void Monitor::deliver(ObservationBatch&& batch) {
-    std::lock_guard lock(m_mutex);
+    const std::size_t n = batch.size() + batch.rejected.size();
+    std::unique_lock lock(m_mutex);
+    const std::thread::id model = m_modelThread.load();
+    if (model != std::thread::id{} && model != std::this_thread::get_id())
+        m_queueSpace.wait(lock, [&] { return m_queued < kMaxQueued || m_stop; });
+    m_queued += n;
     m_queue.push_back(std::move(batch));
+}
+
+std::size_t Monitor::queued() {
+    std::lock_guard lock(m_mutex);
+    return m_queued;
 }
 
 void Monitor::health(const SourceHealth& h) {
@@ -63,9 +73,12 @@ std::vector<SourceHealth> Monitor::healthChanges() {
 void Monitor::applyQueued(EpochMillis now, bool judge) {
     std::deque<ObservationBatch> queue;
     EpochMillis from, to, records;
+    m_modelThread = std::this_thread::get_id();
     {
         std::lock_guard lock(m_mutex);
         queue.swap(m_queue);
+        m_queued = 0;
+        m_queueSpace.notify_all();
         from = m_coverageFrom;
         to = m_coverageTo;
         records = m_recordsReadTo;
@@ -181,7 +194,11 @@ void Monitor::startFollowing() {
 }
 
 void Monitor::stop() {
-    m_stop = true;
+    {
+        std::lock_guard lock(m_mutex);
+        m_stop = true;
+        m_queueSpace.notify_all(); // a source waiting for queue space stops waiting
+    }
     for (auto& t : m_threads)
         t.join();
     m_threads.clear();

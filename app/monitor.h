@@ -8,6 +8,7 @@
 #include "models/detection_engine.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
@@ -85,6 +86,11 @@ public:
     const RejectStats& rejects() const { return m_rejects; }
     const GapStats& gaps() const { return m_gaps; }
     const EvictionStats& evictions() const { return m_evictions; }
+    // Observations waiting for the model thread. A source delivering while
+    // more than kMaxQueued wait is held until there is room (backpressure:
+    // the queue no longer grows while the model thread is busy).
+    std::size_t queued();
+    static constexpr std::size_t kMaxQueued = 100'000;
     std::vector<SourceHealth> healthChanges(); // since the last call
     const Config& config() const { return m_config; }
 
@@ -110,6 +116,11 @@ private:
 
     std::mutex m_mutex; // guards the queue, health and coverage below
     std::deque<ObservationBatch> m_queue;
+    std::size_t m_queued = 0; // observations and rejections in m_queue
+    std::condition_variable m_queueSpace;
+    // The thread that applies batches (set by the first applyQueued): it never
+    // waits for queue space, every other thread (the sources) does.
+    std::atomic<std::thread::id> m_modelThread{};
     std::vector<SourceHealth> m_health;
     EpochMillis m_coverageFrom = kNoTime, m_coverageTo = kNoTime, m_recordsReadTo = kNoTime;
     std::string m_fatal; // a config error found by a following source

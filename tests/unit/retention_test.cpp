@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 using namespace callscope;
 
 namespace {
@@ -128,4 +132,34 @@ TEST(Retention, OversizedFieldsAreRejectedNotStored) {
     EXPECT_EQ(m.rejects().byReason.at("oversized field"), 2);
     for (const auto& s : m.rejects().samples)
         EXPECT_LT(s.sample.size(), 100u) << "samples are short, never the whole value";
+}
+
+// The queue between the sources and the model thread is bounded: a source
+// delivering while the model thread is busy waits for room instead of
+// growing the queue without limit, and nothing is lost.
+TEST(Retention, SourcesWaitForRoomWhileTheModelThreadIsBusy) {
+    Config config;
+    Monitor m(config);
+    m.pump(T0); // this thread applies batches from now on
+    std::atomic<int> delivered{0};
+    std::thread source([&] {
+        for (int b = 0; b < 300; ++b) {
+            ObservationBatch batch;
+            for (int i = 0; i < 1000; ++i) // cheap to apply: the test is about the queue
+                batch.rejected.push_back({"not JSON", "t/0@" + std::to_string(b * 1000 + i), "x"});
+            m.deliver(std::move(batch));
+            delivered++;
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the model thread is "busy"
+    EXPECT_LE(m.queued(), Monitor::kMaxQueued + 1000);
+    EXPECT_LT(delivered.load(), 300);
+    while (delivered.load() < 300) {
+        m.pump(T0 + 1000);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    source.join();
+    m.pump(T0 + 1000);
+    EXPECT_EQ(m.rejects().total(), 300'000);
+    EXPECT_EQ(m.queued(), 0u);
 }
