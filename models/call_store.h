@@ -1,7 +1,7 @@
 #pragma once
 // The per-callId store of SPEC §2: every observation becomes an event on one
 // callId's timeline. Compact by design: interned callIds, instances, digests
-// and bizNos, 16-byte events with times relative to the call's first event,
+// and bizNos, 12-byte events with times relative to the call's first event,
 // enum states. Bounded by retention (see compact()).
 #include "models/interner.h"
 #include "models/observations.h"

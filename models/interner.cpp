@@ -118,7 +118,7 @@ std::uint32_t Interner::intern(std::string_view text) {
     if ((m_offsets.size() + 1) * 4 > m_slots.size() * 3)
         grow();
     const auto id = static_cast<std::uint32_t>(m_offsets.size());
-    m_offsets.push_back(static_cast<std::uint32_t>(m_bytes.size()));
+    m_offsets.push_back(m_bytes.size());
     if (enc.size() == 33 && static_cast<unsigned char>(enc[0]) == kPackedLength) {
         // a packed digest: its length byte is part of `enc`
     } else if (enc.size() < kPackedLength) {
@@ -171,7 +171,7 @@ std::string Interner::text(std::uint32_t id) const {
 }
 
 std::size_t Interner::memoryBytes() const {
-    return m_bytes.capacity() + m_offsets.capacity() * 4 + m_slots.capacity() * 4;
+    return m_bytes.capacity() + m_offsets.capacity() * sizeof(std::uint64_t) + m_slots.capacity() * 4;
 }
 
 } // namespace callscope

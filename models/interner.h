@@ -32,7 +32,9 @@ private:
 
     bool m_packHex;
     std::vector<char> m_bytes;                  // length-prefixed entries
-    std::vector<std::uint32_t> m_offsets{0};    // id -> offset in m_bytes (id 0 unused)
+    // id -> offset in m_bytes (id 0 unused); 64-bit, so more than 4 GiB of
+    // text cannot wrap an offset round to another entry.
+    std::vector<std::uint64_t> m_offsets{0};
     std::vector<std::uint32_t> m_slots;         // open addressing: id, 0 = empty
 };
 
