@@ -14,6 +14,8 @@
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QLabel>
+#include <QStatusBar>
 #include <QDialog>
 #include <QDir>
 #include <QHeaderView>
@@ -418,4 +420,41 @@ int main(int argc, char** argv) {
     QCoreApplication::setApplicationName(QStringLiteral("views"));
     ::testing::InitGoogleTest(&argc, argv);
     return RUN_ALL_TESTS();
+}
+
+// The status bar says what was lost on the way in: malformed messages,
+// messages deleted by retention before they were read, and calls that left
+// memory early because the store reached its budget — each with a tooltip.
+TEST(MainWindow, StatusBarCountsRejectedLostAndEvicted) {
+    MainWindow w(QStringLiteral("lost"));
+    w.resize(1400, 900);
+    auto snap = std::make_shared<DashboardSnapshot>();
+    snap->at = T0;
+    snap->statsIncluded = true;
+    snap->rejected = 3;
+    snap->rejectedByReason = {{"not JSON", 2}, {"oversized field", 1}};
+    snap->lostByPartition = {{"receipts.pay/3", 50}};
+    snap->evictedCalls = 5000;
+    snap->evictedOverBudget = 1200;
+    snap->storeBudget = std::size_t{64} << 20;
+    snap->storeBytes = std::size_t{50} << 20;
+    SourceStatus kafka;
+    kafka.source = "kafka";
+    kafka.connected = true;
+    kafka.note = "50 messages of receipts.pay/3 (offsets 100-149) were deleted by retention "
+                 "before they were read";
+    snap->sources.push_back(kafka);
+    w.takeSnapshot(snap);
+    w.flush();
+    QLabel* counts = nullptr;
+    for (QLabel* l : w.findChildren<QLabel*>())
+        if (l->text().startsWith(QStringLiteral("Rejected:")))
+            counts = l;
+    ASSERT_NE(counts, nullptr);
+    EXPECT_EQ(counts->text(), QStringLiteral("Rejected: 3  Lost: 50  Evicted: 1200"));
+    EXPECT_TRUE(counts->toolTip().contains(QStringLiteral("oversized field: 1")));
+    EXPECT_TRUE(counts->toolTip().contains(
+        QStringLiteral("receipts.pay/3: 50 messages deleted by retention")));
+    EXPECT_TRUE(counts->toolTip().contains(QStringLiteral("budget of 64 MiB")));
+    w.grab().save(shot("status-lost-evicted.png"));
 }
