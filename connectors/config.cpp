@@ -5,6 +5,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -318,14 +319,12 @@ void readConfig(const toml::table& root, Config& c, std::vector<ConfigError>& er
                                     {"kafka.caller_topics", c.kafka.callerTopics}}) {
         if (spec.empty() || spec.front() != '^')
             continue;
-        try {
-            std::regex check(spec, std::regex::ECMAScript);
-        } catch (const std::regex_error& e) {
+        if (const std::string why = topicPatternProblem(spec); !why.empty()) {
             int line = 0;
             if (const auto* n = root.at_path(key).node())
                 line = lineOf(*n);
             errors.push_back({file, line, key,
-                              "invalid regular expression \"" + spec + "\": " + e.what()});
+                              "invalid regular expression \"" + spec + "\": " + why});
         }
     }
     if (!partitioners.count(c.kafka.partitioner)) {
@@ -340,6 +339,30 @@ void readConfig(const toml::table& root, Config& c, std::vector<ConfigError>& er
 }
 
 } // namespace
+
+std::string topicPatternProblem(const std::string& pattern) {
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+        const char ch = pattern[i];
+        if (ch == '\\') {
+            if (i + 1 < pattern.size() && pattern[i + 1] >= '1' && pattern[i + 1] <= '9')
+                return "back-references are not supported in topic patterns";
+            ++i; // the escaped character is a literal
+        } else if (ch == '{') {
+            std::size_t digits = 0;
+            for (std::size_t j = i + 1; j < pattern.size() && pattern[j] != '}'; ++j) {
+                digits = std::isdigit(static_cast<unsigned char>(pattern[j])) ? digits + 1 : 0;
+                if (digits > 5)
+                    return "a repetition count of more than 5 digits";
+            }
+        }
+    }
+    try {
+        std::regex check(pattern, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+        return e.what();
+    }
+    return {};
+}
 
 Config::Config() {
     postgres.record.statusValues = canonicalWords(kRecordStatusNames);

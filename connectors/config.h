@@ -101,6 +101,12 @@ struct RetentionConfig {
     std::int64_t maxFieldBytes = 256; // longer callIds, instances, bizNos are rejected
 };
 
+// Why a topic pattern (receipt_topics / caller_topics with a leading ^) is
+// refused, or "" when it compiles. Back-references and repetition counts of
+// more than 5 digits are refused before std::regex sees them: libstdc++'s
+// regex compiler overflows a long on such numbers (found by fuzz_config).
+std::string topicPatternProblem(const std::string& pattern);
+
 struct Config {
     PostgresConfig postgres;
     KafkaConfig kafka;

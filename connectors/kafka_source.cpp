@@ -26,8 +26,11 @@ struct TopicInfo {
 class TopicSpec {
 public:
     explicit TopicSpec(const std::string& spec) : m_spec(spec) {
-        if (!spec.empty() && spec.front() == '^')
+        if (!spec.empty() && spec.front() == '^') {
+            if (const std::string why = topicPatternProblem(spec); !why.empty())
+                throw SourceError("topic pattern \"" + spec + "\": " + why, true);
             m_regex.emplace(spec, std::regex::ECMAScript);
+        }
     }
     bool matches(const std::string& topic) const {
         if (m_spec.empty())

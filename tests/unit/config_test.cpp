@@ -69,6 +69,14 @@ TEST(Config, InvalidTopicPatternIsRefusedNamingTheKey) {
     EXPECT_NE(firstError("[kafka]\ncaller_topics = \"^[a-\"\n").find("kafka.caller_topics"),
               std::string::npos);
     EXPECT_TRUE(parse("[kafka]\ncaller_topics = \"(not a pattern: no caret\"\n").ok());
+    // Numbers libstdc++'s regex compiler would overflow on (found by fuzz_config).
+    EXPECT_NE(firstError("[kafka]\nreceipt_topics = \"^r\\\\2222222222222222222222\"\n")
+                  .find("back-references are not supported"),
+              std::string::npos);
+    EXPECT_NE(firstError("[kafka]\nreceipt_topics = \"^r{99999999999999999999}\"\n")
+                  .find("more than 5 digits"),
+              std::string::npos);
+    EXPECT_TRUE(parse("[kafka]\nreceipt_topics = \"^receipts\\\\.[a-z]{1,20}$\"\n").ok());
 }
 
 TEST(Config, ARenamedDeploymentMapsOnlyWhatDiffers) {
