@@ -230,33 +230,24 @@ std::size_t Monitor::applyRetention(EpochMillis now) {
     std::size_t evict = 0;
     for (std::uint32_t i = 0; i < m_store.size(); ++i)
         evict += healthyFinished(i);
-    // Over max_calls, the oldest healthy finished calls go first regardless of age.
-    const auto max = static_cast<std::size_t>(m_config.retention.maxCalls);
-    std::set<std::uint32_t> extra;
-    if (m_store.size() - evict > max) {
-        std::vector<std::pair<EpochMillis, std::uint32_t>> byAge;
-        for (std::uint32_t i = 0; i < m_store.size(); ++i) {
-            const CallState& c = m_store.call(i);
-            if (!healthyFinished(i) && !m_engine.holds(i) && c.hasRecord() &&
-                isTerminal(c.recordStatus()))
-                byAge.emplace_back(m_store.lastEventAt(i), i);
-        }
-        std::sort(byAge.begin(), byAge.end());
-        for (std::size_t k = 0; k < byAge.size() && m_store.size() - evict - extra.size() > max; ++k)
-            extra.insert(byAge[k].second);
-    }
-    // The memory budget ([store] max_bytes): when the store holds more, calls
-    // go oldest first, tier by tier, until it is back under 80 % of the
-    // budget: finished calls no anomaly names, then calls whose anomalies are
-    // all resolved, then unfinished calls no anomaly names. Calls named by an
-    // open anomaly always stay.
+    // Over max_calls or over the memory budget ([store] max_bytes), calls go
+    // oldest first, tier by tier, until both hold (the budget with 20 %
+    // headroom): finished calls no anomaly names, then calls whose anomalies
+    // are all resolved, then unfinished calls no anomaly names. Calls named by
+    // an open anomaly always stay.
+    std::size_t target = static_cast<std::size_t>(m_config.retention.maxCalls);
     const auto budget = static_cast<std::size_t>(m_config.retention.maxBytes);
     const std::size_t bytes = m_store.memoryBytes();
-    std::size_t overBudget = 0;
-    if (bytes > budget && m_store.size() > 0) {
+    const bool overBudgetNow = bytes > budget && m_store.size() > 0;
+    if (overBudgetNow) {
         const double perCall = static_cast<double>(bytes) / static_cast<double>(m_store.size());
-        const auto target = static_cast<std::size_t>(0.8 * static_cast<double>(budget) / perCall);
-        const auto remaining = [&] { return m_store.size() - evict - extra.size(); };
+        target = std::min(target,
+                          static_cast<std::size_t>(0.8 * static_cast<double>(budget) / perCall));
+    }
+    std::set<std::uint32_t> extra;
+    std::size_t overBudget = 0;
+    const auto remaining = [&] { return m_store.size() - evict - extra.size(); };
+    if (remaining() > target) {
         const auto allResolved = [&](std::uint32_t i) {
             for (const Anomaly* a : m_engine.anomaliesOf(m_store.callId(i)))
                 if (a->open)
@@ -280,7 +271,7 @@ std::size_t Monitor::applyRetention(EpochMillis now) {
             std::sort(byAge.begin(), byAge.end());
             for (std::size_t k = 0; k < byAge.size() && remaining() > target; ++k) {
                 extra.insert(byAge[k].second);
-                ++overBudget;
+                overBudget += overBudgetNow;
             }
         }
     }

@@ -163,3 +163,23 @@ TEST(Retention, SourcesWaitForRoomWhileTheModelThreadIsBusy) {
     EXPECT_EQ(m.rejects().total(), 300'000);
     EXPECT_EQ(m.queued(), 0u);
 }
+
+// max_calls holds for unfinished calls too (only finished ones were evicted
+// before, so a flood of calls that never finish grew past it).
+TEST(Retention, MaxCallsHoldsForUnfinishedCallsToo) {
+    Config config;
+    config.retention.maxCalls = 2;
+    Monitor m(config);
+    for (int i = 0; i < 4; ++i) {
+        ObservationBatch b;
+        b.records.push_back({"p" + std::to_string(i), std::string(64, 'd'),
+                             RecordStatus::Processing, "api-1", 0, T0 + i * 1000, T0 + i * 1000,
+                             T0 + 86'400'000});
+        m.deliver(std::move(b));
+    }
+    m.pump(T0 + 5000); // young: no anomaly names them yet
+    EXPECT_EQ(m.applyRetention(T0 + 5000), 2u);
+    EXPECT_EQ(m.store().size(), 2u);
+    EXPECT_EQ(m.store().find("p0"), CallStore::npos);
+    EXPECT_NE(m.store().find("p3"), CallStore::npos);
+}
