@@ -172,12 +172,13 @@ TEST(Retention, MaxCallsHoldsForUnfinishedCallsToo) {
     Monitor m(config);
     for (int i = 0; i < 4; ++i) {
         ObservationBatch b;
-        b.records.push_back({"p" + std::to_string(i), std::string(64, 'd'),
+        b.records.push_back({"p" + std::to_string(i), std::string(63, 'd') + char('0' + i),
                              RecordStatus::Processing, "api-1", 0, T0 + i * 1000, T0 + i * 1000,
                              T0 + 86'400'000});
         m.deliver(std::move(b));
     }
     m.pump(T0 + 5000); // young: no anomaly names them yet
+    EXPECT_TRUE(m.engine().anomalies().empty());
     EXPECT_EQ(m.applyRetention(T0 + 5000), 2u);
     EXPECT_EQ(m.store().size(), 2u);
     EXPECT_EQ(m.store().find("p0"), CallStore::npos);
