@@ -217,6 +217,9 @@ std::vector<AnomalyChange> Monitor::pump(EpochMillis now) {
 
 std::size_t Monitor::applyRetention(EpochMillis now) {
     const std::int64_t keepMs = m_config.retention.finishedCalls.count();
+    // Anomalies resolved longer ago than finished calls are kept are forgotten
+    // (reported when they changed); their calls may then leave memory too.
+    m_engine.forgetResolved(m_store, now - keepMs);
     const auto healthyFinished = [&](std::uint32_t i) {
         const CallState& c = m_store.call(i);
         if (m_engine.holds(i))

@@ -31,6 +31,7 @@ struct Anomaly {
     EpochMillis resolvedAt = kNoTime;
     std::string summary;
     std::vector<Evidence> evidence; // by time
+    std::string subject; // with the kind, the engine's identity of the anomaly (not shown)
 
     AnomalyLine toLine() const;
 };

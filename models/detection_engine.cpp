@@ -115,6 +115,28 @@ void DetectionEngine::remap(const std::vector<std::uint32_t>& map) {
     m_named.swap(touched);
 }
 
+std::size_t DetectionEngine::forgetResolved(const CallStore& store, EpochMillis before) {
+    std::vector<Anomaly> kept;
+    kept.reserve(m_anomalies.size());
+    for (Anomaly& a : m_anomalies)
+        if (a.open || a.resolvedAt == kNoTime || a.resolvedAt >= before)
+            kept.push_back(std::move(a));
+    const std::size_t forgotten = m_anomalies.size() - kept.size();
+    m_anomalies.swap(kept);
+    if (forgotten == 0)
+        return 0;
+    m_index.clear();
+    std::fill(m_named.begin(), m_named.end(), 0);
+    for (std::size_t k = 0; k < m_anomalies.size(); ++k) {
+        const Anomaly& a = m_anomalies[k];
+        m_index.emplace(key(a.kind, a.subject), k);
+        for (const std::string& id : a.callIds)
+            if (const std::uint32_t i = store.find(id); i != CallStore::npos && i < m_named.size())
+                m_named[i] = 1;
+    }
+    return forgotten;
+}
+
 void DetectionEngine::schedule(std::uint32_t call, EpochMillis at) {
     m_deadlines.push(Deadline{at, call});
 }
@@ -731,6 +753,7 @@ void DetectionEngine::record(Finding&& f, EpochMillis now, const std::vector<std
         a.digests = std::move(f.digests);
         a.summary = std::move(f.summary);
         a.evidence = std::move(f.evidence);
+        a.subject = f.subject;
         a.firstEventAt = a.evidence.empty() ? now : a.evidence.front().at;
         a.detectedAt = a.changedAt = now;
         m_index.emplace(k, m_anomalies.size());

@@ -44,6 +44,11 @@ public:
 
     // The store was compacted: old call index -> new (CallStore::npos when gone).
     void remap(const std::vector<std::uint32_t>& map);
+    // Forgets anomalies resolved before `before` (live modes: they were
+    // reported when they changed), so a long run does not keep every anomaly
+    // it ever saw; their calls are no longer held unless another anomaly names
+    // them. Returns how many were forgotten.
+    std::size_t forgetResolved(const CallStore& store, EpochMillis before);
 
     // Receipts were read over [from, to]: receipt_missing is judged only there.
     void setReceiptCoverage(EpochMillis from, EpochMillis to);

@@ -184,3 +184,28 @@ TEST(Retention, MaxCallsHoldsForUnfinishedCallsToo) {
     EXPECT_EQ(m.store().find("p0"), CallStore::npos);
     EXPECT_NE(m.store().find("p3"), CallStore::npos);
 }
+
+// Anomalies resolved longer ago than finished_calls are forgotten (a long
+// live run kept every anomaly it ever saw) and their calls can leave memory.
+TEST(Retention, ResolvedAnomaliesAreForgottenAfterTheRetentionWindow) {
+    Config config;
+    config.retention.finishedCalls = Millis{30 * 60'000};
+    Monitor m(config);
+    ObservationBatch stuck;
+    stuck.records.push_back({"slow", std::string(64, 'e'), RecordStatus::Processing, "api-1", 0,
+                             T0, T0, T0 + 86'400'000});
+    m.deliver(std::move(stuck));
+    m.pump(T0 + 6 * 60'000);
+    ASSERT_EQ(m.engine().anomalies().size(), 1u);
+    ObservationBatch done;
+    done.records.push_back({"slow", std::string(64, 'e'), RecordStatus::Success, "api-1", 0, T0,
+                            T0 + 7 * 60'000, T0 + 86'400'000});
+    m.deliver(std::move(done));
+    m.pump(T0 + 7 * 60'000);
+    ASSERT_FALSE(m.engine().anomalies()[0].open);
+    EXPECT_EQ(m.applyRetention(T0 + 20 * 60'000), 0u); // resolved 13 minutes ago: kept
+    EXPECT_EQ(m.engine().anomalies().size(), 1u);
+    EXPECT_EQ(m.applyRetention(T0 + 40 * 60'000), 1u); // 33 minutes ago: forgotten, call gone
+    EXPECT_TRUE(m.engine().anomalies().empty());
+    EXPECT_EQ(m.store().find("slow"), CallStore::npos);
+}
