@@ -13,6 +13,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 using namespace callscope;
@@ -203,26 +204,44 @@ TEST(KafkaIngest, ShortWindowOverOldHistoryReadsOnlyWhatIsInTheWindow) {
 // are skipped and an open transaction holds the readable end back: the window
 // must end where the broker says it ends (partition EOF), never hang.
 TEST(KafkaIngest, TransactionalTopicWindowEndsAndReadsOnlyCommitted) {
-    const TestStack s = TestStack::fresh("kafka_txn");
-    const KafkaConfig k = receiptsOnly(s, 2);
-    RawProducer producer(s.brokers, "callscope-test-" + s.receiptTopic);
-    RawProducer::check(rd_kafka_init_transactions(producer.rk, 30'000));
-    for (int t = 0; t < 5; ++t) { // five committed transactions of 4 messages
-        RawProducer::check(rd_kafka_begin_transaction(producer.rk));
-        for (int i = 0; i < 4; ++i) {
-            const std::string id = "committed-" + std::to_string(t) + "-" + std::to_string(i);
-            producer.produce(s.receiptTopic, i % 2, id, receipt(id));
+    // The broker's first transactions after it starts can fail while its
+    // transaction coordinator loads (INVALID_TXN_STATE on a fresh stack):
+    // such a failure of the test's own producer is retried on fresh topics.
+    std::optional<TestStack> stack;
+    std::unique_ptr<RawProducer> txn;
+    KafkaConfig k;
+    for (int attempt = 1;; ++attempt) {
+        try {
+            stack.emplace(TestStack::fresh("kafka_txn"));
+            k = receiptsOnly(*stack, 2);
+            txn = std::make_unique<RawProducer>(stack->brokers, "callscope-test-" + stack->receiptTopic);
+            RawProducer& producer = *txn;
+            const std::string& topic = stack->receiptTopic;
+            RawProducer::check(rd_kafka_init_transactions(producer.rk, 30'000));
+            for (int t = 0; t < 5; ++t) { // five committed transactions of 4 messages
+                RawProducer::check(rd_kafka_begin_transaction(producer.rk));
+                for (int i = 0; i < 4; ++i) {
+                    const std::string id = "committed-" + std::to_string(t) + "-" + std::to_string(i);
+                    producer.produce(topic, i % 2, id, receipt(id));
+                }
+                RawProducer::check(rd_kafka_commit_transaction(producer.rk, 30'000));
+            }
+            RawProducer::check(rd_kafka_begin_transaction(producer.rk));
+            for (int i = 0; i < 3; ++i)
+                producer.produce(topic, i % 2, "aborted-" + std::to_string(i),
+                                 receipt("aborted-" + std::to_string(i)));
+            RawProducer::check(rd_kafka_abort_transaction(producer.rk, 30'000));
+            RawProducer::check(rd_kafka_begin_transaction(producer.rk));
+            producer.produce(topic, 0, "open-0", receipt("open-0"));
+            producer.flush(); // sent, but its transaction stays open while the window is read
+            break;
+        } catch (const std::runtime_error& e) {
+            txn.reset();
+            if (attempt == 3)
+                FAIL() << "the test's transactional producer failed 3 times: " << e.what();
         }
-        RawProducer::check(rd_kafka_commit_transaction(producer.rk, 30'000));
     }
-    RawProducer::check(rd_kafka_begin_transaction(producer.rk));
-    for (int i = 0; i < 3; ++i)
-        producer.produce(s.receiptTopic, i % 2, "aborted-" + std::to_string(i),
-                         receipt("aborted-" + std::to_string(i)));
-    RawProducer::check(rd_kafka_abort_transaction(producer.rk, 30'000));
-    RawProducer::check(rd_kafka_begin_transaction(producer.rk));
-    producer.produce(s.receiptTopic, 0, "open-0", receipt("open-0"));
-    producer.flush(); // sent, but its transaction stays open while the window is read
+    RawProducer& producer = *txn;
 
     KafkaSource source(k);
     CollectingSink sink;
