@@ -1,8 +1,10 @@
 #include "app/monitor.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <set>
+#include <unordered_set>
 
 namespace callscope {
 namespace {
@@ -251,26 +253,27 @@ std::size_t Monitor::applyRetention(EpochMillis now) {
     std::size_t overBudget = 0;
     const auto remaining = [&] { return m_store.size() - evict - extra.size(); };
     if (remaining() > target) {
-        const auto allResolved = [&](std::uint32_t i) {
-            for (const Anomaly* a : m_engine.anomaliesOf(m_store.callId(i)))
-                if (a->open)
-                    return false;
-            return true;
-        };
-        for (int tier = 0; tier < 3 && remaining() > target; ++tier) {
-            std::vector<std::pair<EpochMillis, std::uint32_t>> byAge;
-            for (std::uint32_t i = 0; i < m_store.size(); ++i) {
-                if (healthyFinished(i) || extra.count(i))
-                    continue;
-                const CallState& c = m_store.call(i);
-                const bool finished = c.hasRecord() && isTerminal(c.recordStatus());
-                const bool named = m_engine.holds(i);
-                const bool inTier = tier == 0   ? finished && !named
-                                    : tier == 1 ? named && allResolved(i)
-                                                : !finished && !named;
-                if (inTier)
-                    byAge.emplace_back(m_store.lastEventAt(i), i);
-            }
+        // The calls an open anomaly names, gathered once (asking the engine
+        // per call was a scan of every anomaly for each named call).
+        std::unordered_set<std::string> openNamed;
+        for (const Anomaly& a : m_engine.anomalies())
+            if (a.open)
+                openNamed.insert(a.callIds.begin(), a.callIds.end());
+        // One pass sorts the candidates into the tiers, each then taken oldest first.
+        std::array<std::vector<std::pair<EpochMillis, std::uint32_t>>, 3> tiers;
+        for (std::uint32_t i = 0; i < m_store.size(); ++i) {
+            if (healthyFinished(i))
+                continue;
+            const CallState& c = m_store.call(i);
+            const bool finished = c.hasRecord() && isTerminal(c.recordStatus());
+            const bool named = m_engine.holds(i);
+            const int tier = finished && !named ? 0
+                             : named            ? (openNamed.count(m_store.callId(i)) ? -1 : 1)
+                                                : 2;
+            if (tier >= 0)
+                tiers[static_cast<std::size_t>(tier)].emplace_back(m_store.lastEventAt(i), i);
+        }
+        for (auto& byAge : tiers) {
             std::sort(byAge.begin(), byAge.end());
             for (std::size_t k = 0; k < byAge.size() && remaining() > target; ++k) {
                 extra.insert(byAge[k].second);
