@@ -175,7 +175,8 @@ void DashboardBackend::computeStats(DashboardSnapshot& s, EpochMillis now) {
     s.lostByPartition = m_monitor->gaps().lostByPartition;
     s.evictedCalls = m_monitor->evictions().total;
     s.evictedOverBudget = m_monitor->evictions().overBudget;
-    s.storeBytes = store.memoryBytes();
+    s.forgottenAnomalies = m_monitor->evictions().anomalies;
+    s.storeBytes = store.memoryBytes() + m_monitor->engine().memoryBytes();
     s.storeBudget = static_cast<std::size_t>(m_config.retention.maxBytes);
     for (const Rejection& x : r.samples)
         s.rejectedSamples.push_back(x.where + ": " + x.reason + ": " + x.sample);

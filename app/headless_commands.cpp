@@ -94,7 +94,8 @@ std::string summaryLine(const Monitor& m) {
            R"(,"placeholders":)" + placeholders +
            R"(,"evictedCalls":)" + std::to_string(m.evictions().total) +
            R"(,"evictedOverBudget":)" + std::to_string(m.evictions().overBudget) +
-           R"(,"storeBytes":)" + std::to_string(s.memoryBytes()) +
+           R"(,"forgottenAnomalies":)" + std::to_string(m.evictions().anomalies) +
+           R"(,"storeBytes":)" + std::to_string(s.memoryBytes() + m.engine().memoryBytes()) +
            R"(,"anomalies":)" + kinds + "}";
 }
 
@@ -240,13 +241,18 @@ int runWatchCommand(const WatchOptions& options) {
         printPlaceholders(monitor.takeNewPlaceholders());
         if (std::chrono::steady_clock::now() - lastRetention > std::chrono::seconds(60)) {
             lastRetention = std::chrono::steady_clock::now();
-            const std::int64_t before = monitor.evictions().overBudget;
+            const EvictionStats before = monitor.evictions();
             monitor.applyRetention(nowMillis());
-            if (monitor.evictions().overBudget > before)
+            const EvictionStats& after = monitor.evictions();
+            if (after.overBudget > before.overBudget || after.anomalies > before.anomalies)
                 std::cerr << "callscope watch: store over its memory budget ([store] max_bytes): "
-                          << monitor.evictions().overBudget - before
-                          << " calls evicted early; the store now holds "
-                          << monitor.evictions().storeBytes / (1024 * 1024) << " MiB" << std::endl;
+                          << after.overBudget - before.overBudget << " calls evicted early"
+                          << (after.anomalies > before.anomalies
+                                  ? ", " + std::to_string(after.anomalies - before.anomalies) +
+                                        " oldest anomalies forgotten"
+                                  : std::string())
+                          << "; the store now holds " << after.storeBytes / (1024 * 1024)
+                          << " MiB" << std::endl;
         }
     }
     monitor.stop();

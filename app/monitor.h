@@ -38,7 +38,8 @@ struct RejectStats {
 struct EvictionStats {
     std::int64_t total = 0;
     std::int64_t overBudget = 0;
-    std::size_t storeBytes = 0; // after the last eviction
+    std::int64_t anomalies = 0; // anomalies forgotten over the budget
+    std::size_t storeBytes = 0; // calls and anomalies, after the last eviction
 };
 
 struct GapStats {

@@ -49,6 +49,7 @@ struct DashboardSnapshot {
     std::vector<std::string> rejectedSamples; // "where: reason: sample"
     std::map<std::string, std::int64_t> lostByPartition; // deleted by retention before read
     std::int64_t evictedCalls = 0, evictedOverBudget = 0; // left memory (retention, budget)
+    std::int64_t forgottenAnomalies = 0; // anomalies forgotten over the budget
     std::size_t storeBytes = 0, storeBudget = 0;
     std::vector<InstanceStats> instances;
     bool statsIncluded = false; // the 1 Hz part (counts, ages, instances) is fresh

@@ -116,24 +116,98 @@ void DetectionEngine::remap(const std::vector<std::uint32_t>& map) {
 }
 
 std::size_t DetectionEngine::forgetResolved(const CallStore& store, EpochMillis before) {
-    std::vector<Anomaly> kept;
-    kept.reserve(m_anomalies.size());
-    for (Anomaly& a : m_anomalies)
-        if (a.open || a.resolvedAt == kNoTime || a.resolvedAt >= before)
-            kept.push_back(std::move(a));
-    const std::size_t forgotten = m_anomalies.size() - kept.size();
-    m_anomalies.swap(kept);
-    if (forgotten == 0)
-        return 0;
+    const auto forgotten = std::erase_if(m_anomalies, [&](const Anomaly& a) {
+        return !a.open && a.resolvedAt != kNoTime && a.resolvedAt < before;
+    });
+    if (forgotten > 0)
+        reindex(store);
+    return forgotten;
+}
+
+void DetectionEngine::reindex(const CallStore& store) {
     m_index.clear();
     std::fill(m_named.begin(), m_named.end(), 0);
+    std::unordered_set<std::string> detached;
     for (std::size_t k = 0; k < m_anomalies.size(); ++k) {
         const Anomaly& a = m_anomalies[k];
         m_index.emplace(key(a.kind, a.subject), k);
-        for (const std::string& id : a.callIds)
+        for (const std::string& id : a.callIds) {
             if (const std::uint32_t i = store.find(id); i != CallStore::npos && i < m_named.size())
                 m_named[i] = 1;
+            if (a.open && m_detached.count(id))
+                detached.insert(id);
+        }
     }
+    m_detached.swap(detached);
+}
+
+void DetectionEngine::detach(std::vector<std::string> callIds) {
+    for (std::string& id : callIds)
+        m_detached.insert(std::move(id));
+}
+
+namespace {
+
+// Heap bytes of a string beyond the object itself (none within the SSO buffer).
+std::size_t heapBytes(const std::string& s) {
+    return s.capacity() > 15 ? s.capacity() + 1 + 16 : 0;
+}
+
+std::size_t heapBytes(const std::vector<std::string>& v) {
+    std::size_t n = v.capacity() * sizeof(std::string) + 16;
+    for (const std::string& s : v)
+        n += heapBytes(s);
+    return n;
+}
+
+std::size_t anomalyBytes(const Anomaly& a) {
+    std::size_t n = sizeof(Anomaly) + heapBytes(a.callIds) + heapBytes(a.instances) +
+                    heapBytes(a.digests) + heapBytes(a.summary) + heapBytes(a.subject) +
+                    a.evidence.capacity() * sizeof(Evidence) + 16;
+    for (const Evidence& e : a.evidence)
+        n += heapBytes(e.callId) + heapBytes(e.what);
+    // Its entry in the index: a node with the key, and a bucket.
+    return n + sizeof(std::pair<const std::string, std::size_t>) + 32 + a.subject.size() +
+           sizeof(void*);
+}
+
+} // namespace
+
+std::size_t DetectionEngine::memoryBytes() const {
+    std::size_t n = m_anomalies.capacity() * sizeof(Anomaly) + m_named.capacity() +
+                    m_deadlines.size() * sizeof(Deadline);
+    for (const std::string& id : m_detached)
+        n += sizeof(std::string) + 32 + heapBytes(id);
+    for (const Anomaly& a : m_anomalies)
+        n += anomalyBytes(a) - sizeof(Anomaly);
+    return n;
+}
+
+std::size_t DetectionEngine::forgetOldest(const CallStore& store, std::size_t bytes) {
+    // Resolved before open, then oldest detected first.
+    std::vector<std::pair<std::pair<bool, EpochMillis>, std::size_t>> order;
+    order.reserve(m_anomalies.size());
+    for (std::size_t k = 0; k < m_anomalies.size(); ++k)
+        order.push_back({{m_anomalies[k].open, m_anomalies[k].detectedAt}, k});
+    std::sort(order.begin(), order.end());
+    std::vector<std::uint8_t> gone(m_anomalies.size(), 0);
+    std::size_t freed = 0, forgotten = 0;
+    for (const auto& [_, k] : order) {
+        if (freed >= bytes)
+            break;
+        freed += anomalyBytes(m_anomalies[k]);
+        gone[k] = 1;
+        ++forgotten;
+    }
+    if (forgotten == 0)
+        return 0;
+    std::vector<Anomaly> kept;
+    kept.reserve(m_anomalies.size() - forgotten);
+    for (std::size_t k = 0; k < m_anomalies.size(); ++k)
+        if (!gone[k])
+            kept.push_back(std::move(m_anomalies[k]));
+    m_anomalies.swap(kept);
+    reindex(store);
     return forgotten;
 }
 
@@ -180,7 +254,16 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
             callIdText = s.callId(i);
         return callIdText;
     };
-    const bool named = holds(i);
+    bool named = holds(i);
+    if (!named && !m_detached.empty()) {
+        // A call of an open anomaly came back after it left memory over the budget.
+        if (const auto it = m_detached.find(id()); it != m_detached.end()) {
+            m_detached.erase(it);
+            if (m_named.size() <= i)
+                m_named.resize(i + 1, 0);
+            m_named[i] = named = true;
+        }
+    }
     const auto settleIfNamed = [&](AnomalyKind k) {
         if (named)
             settle(k, id(), now);

@@ -49,6 +49,15 @@ public:
     // it ever saw; their calls are no longer held unless another anomaly names
     // them. Returns how many were forgotten.
     std::size_t forgetResolved(const CallStore& store, EpochMillis before);
+    // What the anomalies hold in memory (estimated like CallStore::memoryBytes).
+    std::size_t memoryBytes() const;
+    // Over the memory budget: forgets anomalies until at least `bytes` are
+    // freed, resolved ones first, then open ones, oldest detected first (live
+    // modes reported each when it opened). Returns how many were forgotten.
+    std::size_t forgetOldest(const CallStore& store, std::size_t bytes);
+    // Calls of open anomalies leave memory over the budget; their anomalies
+    // stay, and a later event for one of these callIds is judged against them.
+    void detach(std::vector<std::string> callIds);
 
     // Receipts were read over [from, to]: receipt_missing is judged only there.
     void setReceiptCoverage(EpochMillis from, EpochMillis to);
@@ -105,6 +114,8 @@ private:
 
     Evidence evidenceOf(const CallStore& s, std::uint32_t call, const CallEvent& e) const;
     static std::string key(AnomalyKind k, const std::string& subject);
+    // m_anomalies changed size: rebuilds the index and the calls they name.
+    void reindex(const CallStore& store);
 
     DetectThresholds m_t;
     DetectionSources m_sources;
@@ -115,6 +126,7 @@ private:
     std::vector<Anomaly> m_anomalies;
     std::unordered_map<std::string, std::size_t> m_index; // kind + subject -> anomaly
     std::vector<std::uint8_t> m_named; // call index -> an anomaly names it (kept in memory)
+    std::unordered_set<std::string> m_detached; // callIds of open anomalies not in memory
     mutable std::set<std::string> m_placeholderKeys; // "bizNo N/A", "digest 9f2c…"
     mutable std::vector<std::string> m_placeholderList, m_newPlaceholders;
     std::vector<AnomalyChange> m_changes;

@@ -548,6 +548,8 @@ void MainWindow::updateHealth(const DashboardSnapshot& s) {
             text += tr("  Lost: %1").arg(lost);
         if (m_lastStats->evictedOverBudget > 0)
             text += tr("  Evicted: %1").arg(m_lastStats->evictedOverBudget);
+        if (m_lastStats->forgottenAnomalies > 0)
+            text += tr("  Forgotten: %1").arg(m_lastStats->forgottenAnomalies);
         m_rejected->setText(text);
         QStringList tip;
         for (const auto& [reason, n] : m_lastStats->rejectedByReason)
@@ -562,6 +564,10 @@ void MainWindow::updateHealth(const DashboardSnapshot& s) {
                        .arg(m_lastStats->evictedOverBudget)
                        .arg(m_lastStats->storeBudget >> 20)
                        .arg(m_lastStats->storeBytes >> 20);
+        if (m_lastStats->forgottenAnomalies > 0)
+            tip << tr("%1 oldest anomalies were forgotten: anomalies may hold half of the "
+                      "memory budget")
+                       .arg(m_lastStats->forgottenAnomalies);
         m_rejected->setToolTip(tip.isEmpty() ? tr("no malformed messages") : tip.join(QLatin1Char('\n')));
     }
 }

@@ -209,3 +209,84 @@ TEST(Retention, ResolvedAnomaliesAreForgottenAfterTheRetentionWindow) {
     EXPECT_TRUE(m.engine().anomalies().empty());
     EXPECT_EQ(m.store().find("slow"), CallStore::npos);
 }
+
+namespace {
+
+// `n` records stuck in PROCESSING, each its own open stuck_processing
+// anomaly, each retried `retries` times (answered "in progress").
+Monitor& stuckCalls(Monitor& m, int n, int retries = 0) {
+    ObservationBatch b;
+    for (int k = 0; k < n; ++k) {
+        std::string digest = std::to_string(k);
+        digest.resize(64, 'c');
+        const std::string id = "stuck-" + std::to_string(k);
+        b.records.push_back({id, digest, RecordStatus::Processing, "api-1", 0, T0 + k, T0 + k,
+                             T0 + 86'400'000});
+        for (int r = 0; r < retries; ++r)
+            b.attempts.push_back({k * 100 + r, id, digest, "api-1", "", AttemptOutcome::InProgress,
+                                  T0 + k + 1000 * r, T0 + k + 1000 * r + 5});
+    }
+    m.deliver(std::move(b));
+    m.pump(T0 + 10 * 60'000);
+    return m;
+}
+
+} // namespace
+
+// A stream of records stuck for good keeps anomalies open for good: before,
+// their calls were outside the budget and a long watch grew without bound.
+// Now the calls of open anomalies leave memory last (the anomaly stays, with
+// its evidence), and a later row for such a call still resolves it.
+TEST(Retention, OverBudgetTheCallsOfOpenAnomaliesLeaveButTheAnomaliesStay) {
+    Config config;
+    Monitor probe(config);
+    stuckCalls(probe, 3000, 100);
+    ASSERT_EQ(probe.engine().openCount(), 3000u);
+    const std::size_t calls = probe.store().memoryBytes();
+    const std::size_t anomalies = probe.engine().memoryBytes();
+    EXPECT_GT(anomalies, 3000u * 300); // evidence, summary, callId, digest, index entry
+
+    Config tight = config;
+    tight.retention.maxBytes = static_cast<std::int64_t>(2 * anomalies + calls / 4);
+    Monitor m(tight);
+    stuckCalls(m, 3000, 100);
+    EXPECT_GT(m.applyRetention(T0 + 10 * 60'000), 1000u);
+    EXPECT_EQ(m.engine().openCount(), 3000u); // every anomaly is still listed
+    EXPECT_EQ(m.evictions().anomalies, 0);
+    EXPECT_LE(m.evictions().storeBytes, static_cast<std::size_t>(tight.retention.maxBytes));
+    EXPECT_EQ(m.store().find("stuck-0"), CallStore::npos); // the oldest left first
+    EXPECT_NE(m.store().find("stuck-2999"), CallStore::npos);
+
+    // The stuck call finishes after it left memory: its anomaly resolves.
+    ObservationBatch done;
+    std::string digest = "0";
+    digest.resize(64, 'c');
+    done.records.push_back({"stuck-0", digest, RecordStatus::Success, "api-1", 0, T0,
+                            T0 + 11 * 60'000, T0 + 86'400'000});
+    m.deliver(std::move(done));
+    const auto changes = m.pump(T0 + 11 * 60'000);
+    ASSERT_EQ(changes.size(), 1u);
+    EXPECT_EQ(changes[0].what, ChangeKind::Resolved);
+    EXPECT_EQ(changes[0].anomaly.callIds, std::vector<std::string>{"stuck-0"});
+}
+
+// Anomalies may hold half of the budget; past it the oldest are forgotten
+// (counted in the summary, the watch health line and the status bar).
+TEST(Retention, AnomaliesPastHalfTheBudgetAreForgottenOldestFirst) {
+    Config config;
+    Monitor probe(config);
+    stuckCalls(probe, 3000);
+    const std::size_t anomalies = probe.engine().memoryBytes();
+
+    Config tight = config;
+    tight.retention.maxBytes = static_cast<std::int64_t>(anomalies);
+    Monitor m(tight);
+    stuckCalls(m, 3000);
+    m.applyRetention(T0 + 10 * 60'000);
+    EXPECT_GE(m.evictions().anomalies, 1000);
+    EXPECT_LE(m.engine().memoryBytes(), anomalies * 2 / 5 + 1024);
+    EXPECT_EQ(m.engine().anomalies().size(), 3000u - static_cast<std::size_t>(m.evictions().anomalies));
+    EXPECT_TRUE(m.engine().anomaliesOf("stuck-0").empty());       // the oldest went
+    EXPECT_EQ(m.engine().anomaliesOf("stuck-2999").size(), 1u); // the newest stay
+    EXPECT_LE(m.evictions().storeBytes, static_cast<std::size_t>(tight.retention.maxBytes));
+}
