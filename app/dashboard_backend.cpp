@@ -71,7 +71,7 @@ void DashboardBackend::tick() {
             // Retention and the memory budget, as in watch: once a minute.
             if (m_lastRetention == 0) {
                 m_lastRetention = now;
-            } else if (now - m_lastRetention >= 60'000) {
+            } else if (now - m_lastRetention >= m_options.retentionEveryMs) {
                 m_lastRetention = now;
                 m_monitor->applyRetention(now);
             }

@@ -186,6 +186,8 @@ int runWatchCommand(const WatchOptions& options) {
     std::signal(SIGTERM, onStopSignal);
     Monitor monitor(*config);
     const auto print = [&](const AnomalyChange& c) {
+        if (c.what == ChangeKind::Forgotten)
+            return; // over the memory budget: counted on the health line
         if (json) {
             std::string line = toJsonLine(c.anomaly);
             const char* what = c.what == ChangeKind::Opened    ? "opened"

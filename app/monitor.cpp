@@ -235,33 +235,21 @@ std::size_t Monitor::applyRetention(EpochMillis now) {
     std::size_t evict = 0;
     for (std::uint32_t i = 0; i < m_store.size(); ++i)
         evict += healthyFinished(i);
-    // The memory budget ([store] max_bytes) covers the calls and the anomalies.
-    // Anomalies may take half of it; past that the oldest are forgotten
-    // (resolved ones first; live modes reported each when it opened).
-    const auto budget = static_cast<std::size_t>(m_config.retention.maxBytes);
-    std::size_t anomalyBytes = m_engine.memoryBytes();
-    if (anomalyBytes > budget / 2) {
-        m_evictions.anomalies += static_cast<std::int64_t>(
-            m_engine.forgetOldest(m_store, anomalyBytes - budget * 2 / 5));
-        anomalyBytes = m_engine.memoryBytes();
-    }
-    // Over max_calls or over the rest of the budget, calls go oldest first,
-    // tier by tier, until both hold (the budget with 20 % headroom): finished
-    // calls no anomaly names, then calls whose anomalies are all resolved,
-    // then unfinished calls no anomaly names, and last the calls of open
-    // anomalies (the anomaly stays listed with its evidence; a drill-down
-    // reads the call again from the sources).
+    // Over max_calls or over the memory budget ([store] max_bytes, which
+    // covers the calls and the anomalies), calls go oldest first, tier by tier,
+    // until both hold (the budget with 20 % headroom): finished calls no
+    // anomaly names, then calls whose anomalies are all resolved, then
+    // unfinished calls no anomaly names.
     std::size_t target = static_cast<std::size_t>(m_config.retention.maxCalls);
-    const std::size_t storeBudget = budget > anomalyBytes ? budget - anomalyBytes : 0;
-    const std::size_t bytes = m_store.memoryBytes();
-    const bool overBudgetNow = bytes > storeBudget && m_store.size() > 0;
-    if (overBudgetNow) {
-        const double perCall = static_cast<double>(bytes) / static_cast<double>(m_store.size());
-        target = std::min(
-            target, static_cast<std::size_t>(0.8 * static_cast<double>(storeBudget) / perCall));
-    }
+    const auto budget = static_cast<double>(m_config.retention.maxBytes);
+    const auto anomalyBytes = static_cast<double>(m_engine.memoryBytes());
+    const auto bytes = static_cast<double>(m_store.memoryBytes());
+    const bool overBudgetNow = bytes + anomalyBytes > budget && m_store.size() > 0;
+    const double perCall = m_store.size() > 0 ? bytes / static_cast<double>(m_store.size()) : 0;
+    if (overBudgetNow)
+        target = std::min(target, static_cast<std::size_t>(
+                                      std::max(0.0, 0.8 * budget - anomalyBytes) / perCall));
     std::set<std::uint32_t> extra;
-    std::vector<std::string> detached; // calls of open anomalies leaving memory
     std::size_t overBudget = 0;
     const auto remaining = [&] { return m_store.size() - evict - extra.size(); };
     if (remaining() > target) {
@@ -272,7 +260,7 @@ std::size_t Monitor::applyRetention(EpochMillis now) {
             if (a.open)
                 openNamed.insert(a.callIds.begin(), a.callIds.end());
         // One pass sorts the candidates into the tiers, each then taken oldest first.
-        std::array<std::vector<std::pair<EpochMillis, std::uint32_t>>, 4> tiers;
+        std::array<std::vector<std::pair<EpochMillis, std::uint32_t>>, 3> tiers;
         for (std::uint32_t i = 0; i < m_store.size(); ++i) {
             if (healthyFinished(i))
                 continue;
@@ -280,33 +268,43 @@ std::size_t Monitor::applyRetention(EpochMillis now) {
             const bool finished = c.hasRecord() && isTerminal(c.recordStatus());
             const bool named = m_engine.holds(i);
             const int tier = finished && !named ? 0
-                             : named            ? (openNamed.count(m_store.callId(i)) ? 3 : 1)
+                             : named            ? (openNamed.count(m_store.callId(i)) ? -1 : 1)
                                                 : 2;
-            tiers[static_cast<std::size_t>(tier)].emplace_back(m_store.lastEventAt(i), i);
+            if (tier >= 0)
+                tiers[static_cast<std::size_t>(tier)].emplace_back(m_store.lastEventAt(i), i);
         }
-        for (std::size_t t = 0; t < tiers.size(); ++t) {
-            auto& byAge = tiers[t];
-            // Only the budget reaches the calls of open anomalies, never max_calls.
-            if (t == 3 && !overBudgetNow)
-                break;
+        for (auto& byAge : tiers) {
             std::sort(byAge.begin(), byAge.end());
             for (std::size_t k = 0; k < byAge.size() && remaining() > target; ++k) {
                 extra.insert(byAge[k].second);
                 overBudget += overBudgetNow;
-                if (t == 3)
-                    detached.push_back(m_store.callId(byAge[k].second));
             }
         }
     }
+    // Still over the budget: what is left are open anomalies and their calls.
+    // The oldest anomalies are forgotten (live modes reported each when it
+    // opened; views drop them) and their calls leave with them, so that
+    // nothing judges a half-remembered call.
+    const double left = perCall * static_cast<double>(remaining()) + anomalyBytes;
+    if (overBudgetNow && left > 0.8 * budget) {
+        std::vector<std::uint8_t> heldBefore(m_store.size(), 0);
+        for (std::uint32_t i = 0; i < m_store.size(); ++i)
+            heldBefore[i] = m_engine.holds(i);
+        m_evictions.anomalies += static_cast<std::int64_t>(m_engine.forgetOldest(
+            m_store, static_cast<std::size_t>(left - 0.8 * budget),
+            static_cast<std::size_t>(perCall)));
+        for (std::uint32_t i = 0; i < m_store.size(); ++i)
+            if (heldBefore[i] && !m_engine.holds(i) && extra.insert(i).second)
+                ++overBudget;
+    }
     if (evict == 0 && extra.empty()) {
-        m_evictions.storeBytes = m_store.memoryBytes() + anomalyBytes;
+        m_evictions.storeBytes = m_store.memoryBytes() + m_engine.memoryBytes();
         return 0;
     }
-    m_engine.detach(std::move(detached));
+    m_evictions.total += evict + extra.size();
     const auto map = m_store.compact(
         [&](std::uint32_t i) { return !healthyFinished(i) && !extra.count(i); });
     m_engine.remap(map);
-    m_evictions.total += evict + extra.size();
     m_evictions.overBudget += overBudget;
     m_evictions.storeBytes = m_store.memoryBytes() + m_engine.memoryBytes();
     return evict + extra.size();

@@ -20,6 +20,7 @@ namespace callscope {
 
 struct MonitorOptions {
     bool kafkaFromBeginning = false; // the demo's mock cluster
+    std::int64_t retentionEveryMs = 60'000; // how often live modes apply retention
 };
 
 struct RejectStats {

@@ -67,13 +67,17 @@ public:
         }
     }
 
-    void positiveInteger(std::string_view key, std::int64_t& out) {
+    // `least`: the smallest value that makes sense, with how to say it.
+    void positiveInteger(std::string_view key, std::int64_t& out, std::int64_t least = 1,
+                         const char* leastText = nullptr) {
         if (const toml::node* n = take(key)) {
             auto v = n->value_exact<std::int64_t>();
             if (!v)
                 error(*n, key, "expected an integer");
             else if (*v <= 0)
                 error(*n, key, "must be greater than zero");
+            else if (*v < least)
+                error(*n, key, std::string("must be at least ") + leastText);
             else
                 out = *v;
         }
@@ -303,7 +307,9 @@ void readConfig(const toml::table& root, Config& c, std::vector<ConfigError>& er
         r->finish();
     }
     if (auto st = top.table("store")) {
-        st->positiveInteger("max_bytes", c.retention.maxBytes);
+        // Below this the store's fixed part (its first event chunk, the
+        // interners) is the budget, and every call and anomaly would go.
+        st->positiveInteger("max_bytes", c.retention.maxBytes, 16 << 20, "16 MiB (16777216)");
         st->positiveInteger("max_field_bytes", c.retention.maxFieldBytes);
         st->finish();
     }

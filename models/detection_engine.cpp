@@ -116,34 +116,39 @@ void DetectionEngine::remap(const std::vector<std::uint32_t>& map) {
 }
 
 std::size_t DetectionEngine::forgetResolved(const CallStore& store, EpochMillis before) {
-    const auto forgotten = std::erase_if(m_anomalies, [&](const Anomaly& a) {
-        return !a.open && a.resolvedAt != kNoTime && a.resolvedAt < before;
-    });
-    if (forgotten > 0)
-        reindex(store);
-    return forgotten;
+    std::vector<std::uint8_t> gone(m_anomalies.size(), 0);
+    for (std::size_t k = 0; k < m_anomalies.size(); ++k) {
+        const Anomaly& a = m_anomalies[k];
+        gone[k] = !a.open && a.resolvedAt != kNoTime && a.resolvedAt < before;
+    }
+    // Views keep what they were shown: the dashboard's window decides what it lists.
+    return forget(store, gone, false);
 }
 
-void DetectionEngine::reindex(const CallStore& store) {
+std::size_t DetectionEngine::forget(const CallStore& store, const std::vector<std::uint8_t>& gone,
+                                    bool announce) {
+    const auto forgotten = static_cast<std::size_t>(std::count(gone.begin(), gone.end(), 1));
+    if (forgotten == 0)
+        return 0;
+    std::vector<Anomaly> kept;
+    kept.reserve(m_anomalies.size() - forgotten);
+    for (std::size_t k = 0; k < m_anomalies.size(); ++k) {
+        if (!gone[k])
+            kept.push_back(std::move(m_anomalies[k]));
+        else if (announce)
+            m_changes.push_back({ChangeKind::Forgotten, std::move(m_anomalies[k])});
+    }
+    m_anomalies.swap(kept);
     m_index.clear();
     std::fill(m_named.begin(), m_named.end(), 0);
-    std::unordered_set<std::string> detached;
     for (std::size_t k = 0; k < m_anomalies.size(); ++k) {
         const Anomaly& a = m_anomalies[k];
         m_index.emplace(key(a.kind, a.subject), k);
-        for (const std::string& id : a.callIds) {
+        for (const std::string& id : a.callIds)
             if (const std::uint32_t i = store.find(id); i != CallStore::npos && i < m_named.size())
                 m_named[i] = 1;
-            if (a.open && m_detached.count(id))
-                detached.insert(id);
-        }
     }
-    m_detached.swap(detached);
-}
-
-void DetectionEngine::detach(std::vector<std::string> callIds) {
-    for (std::string& id : callIds)
-        m_detached.insert(std::move(id));
+    return forgotten;
 }
 
 namespace {
@@ -176,14 +181,13 @@ std::size_t anomalyBytes(const Anomaly& a) {
 std::size_t DetectionEngine::memoryBytes() const {
     std::size_t n = m_anomalies.capacity() * sizeof(Anomaly) + m_named.capacity() +
                     m_deadlines.size() * sizeof(Deadline);
-    for (const std::string& id : m_detached)
-        n += sizeof(std::string) + 32 + heapBytes(id);
     for (const Anomaly& a : m_anomalies)
         n += anomalyBytes(a) - sizeof(Anomaly);
     return n;
 }
 
-std::size_t DetectionEngine::forgetOldest(const CallStore& store, std::size_t bytes) {
+std::size_t DetectionEngine::forgetOldest(const CallStore& store, std::size_t bytes,
+                                          std::size_t perCall) {
     // Resolved before open, then oldest detected first.
     std::vector<std::pair<std::pair<bool, EpochMillis>, std::size_t>> order;
     order.reserve(m_anomalies.size());
@@ -191,24 +195,18 @@ std::size_t DetectionEngine::forgetOldest(const CallStore& store, std::size_t by
         order.push_back({{m_anomalies[k].open, m_anomalies[k].detectedAt}, k});
     std::sort(order.begin(), order.end());
     std::vector<std::uint8_t> gone(m_anomalies.size(), 0);
-    std::size_t freed = 0, forgotten = 0;
+    std::size_t freed = 0;
     for (const auto& [_, k] : order) {
         if (freed >= bytes)
             break;
-        freed += anomalyBytes(m_anomalies[k]);
+        const Anomaly& a = m_anomalies[k];
+        freed += anomalyBytes(a);
+        for (const std::string& id : a.callIds)
+            if (store.find(id) != CallStore::npos)
+                freed += perCall;
         gone[k] = 1;
-        ++forgotten;
     }
-    if (forgotten == 0)
-        return 0;
-    std::vector<Anomaly> kept;
-    kept.reserve(m_anomalies.size() - forgotten);
-    for (std::size_t k = 0; k < m_anomalies.size(); ++k)
-        if (!gone[k])
-            kept.push_back(std::move(m_anomalies[k]));
-    m_anomalies.swap(kept);
-    reindex(store);
-    return forgotten;
+    return forget(store, gone, true);
 }
 
 void DetectionEngine::schedule(std::uint32_t call, EpochMillis at) {
@@ -254,16 +252,7 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
             callIdText = s.callId(i);
         return callIdText;
     };
-    bool named = holds(i);
-    if (!named && !m_detached.empty()) {
-        // A call of an open anomaly came back after it left memory over the budget.
-        if (const auto it = m_detached.find(id()); it != m_detached.end()) {
-            m_detached.erase(it);
-            if (m_named.size() <= i)
-                m_named.resize(i + 1, 0);
-            m_named[i] = named = true;
-        }
-    }
+    const bool named = holds(i);
     const auto settleIfNamed = [&](AnomalyKind k) {
         if (named)
             settle(k, id(), now);

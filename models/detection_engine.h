@@ -23,7 +23,9 @@ struct DetectionSources {
     bool callerEvents = true; // caller events are read
 };
 
-enum class ChangeKind : std::uint8_t { Opened, Changed, Resolved };
+// Forgotten: the engine let the anomaly go (the oldest over the memory
+// budget); views drop it. Its opening was reported before.
+enum class ChangeKind : std::uint8_t { Opened, Changed, Resolved, Forgotten };
 
 struct AnomalyChange {
     ChangeKind what;
@@ -51,13 +53,12 @@ public:
     std::size_t forgetResolved(const CallStore& store, EpochMillis before);
     // What the anomalies hold in memory (estimated like CallStore::memoryBytes).
     std::size_t memoryBytes() const;
-    // Over the memory budget: forgets anomalies until at least `bytes` are
-    // freed, resolved ones first, then open ones, oldest detected first (live
-    // modes reported each when it opened). Returns how many were forgotten.
-    std::size_t forgetOldest(const CallStore& store, std::size_t bytes);
-    // Calls of open anomalies leave memory over the budget; their anomalies
-    // stay, and a later event for one of these callIds is judged against them.
-    void detach(std::vector<std::string> callIds);
+    // Over the memory budget: forgets anomalies, resolved ones first, then
+    // open ones, oldest detected first (live modes reported each when it
+    // opened), until the estimate of what they and the calls only they name
+    // hold (`perCall` bytes a call) reaches `bytes`. Returns how many went;
+    // the calls no remaining anomaly names are no longer held.
+    std::size_t forgetOldest(const CallStore& store, std::size_t bytes, std::size_t perCall);
 
     // Receipts were read over [from, to]: receipt_missing is judged only there.
     void setReceiptCoverage(EpochMillis from, EpochMillis to);
@@ -114,8 +115,10 @@ private:
 
     Evidence evidenceOf(const CallStore& s, std::uint32_t call, const CallEvent& e) const;
     static std::string key(AnomalyKind k, const std::string& subject);
-    // m_anomalies changed size: rebuilds the index and the calls they name.
-    void reindex(const CallStore& store);
+    // Forgets the anomalies marked in `gone` (a Forgotten change for each when
+    // `announce`), rebuilding the index and the calls the others name.
+    std::size_t forget(const CallStore& store, const std::vector<std::uint8_t>& gone,
+                       bool announce);
 
     DetectThresholds m_t;
     DetectionSources m_sources;
@@ -126,7 +129,6 @@ private:
     std::vector<Anomaly> m_anomalies;
     std::unordered_map<std::string, std::size_t> m_index; // kind + subject -> anomaly
     std::vector<std::uint8_t> m_named; // call index -> an anomaly names it (kept in memory)
-    std::unordered_set<std::string> m_detached; // callIds of open anomalies not in memory
     mutable std::set<std::string> m_placeholderKeys; // "bizNo N/A", "digest 9f2c…"
     mutable std::vector<std::string> m_placeholderList, m_newPlaceholders;
     std::vector<AnomalyChange> m_changes;

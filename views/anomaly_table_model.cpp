@@ -34,8 +34,16 @@ void AnomalyTableModel::applyChanges(const std::vector<AnomalyChange>& changes) 
     std::vector<Anomaly> added;
     int minChanged = INT32_MAX, maxChanged = -1;
     std::unordered_map<std::uint64_t, std::size_t> addedAt;
+    std::vector<int> forgotten;
     for (const AnomalyChange& c : changes) {
         const auto it = m_rowOf.find(c.anomaly.id);
+        if (c.what == ChangeKind::Forgotten) {
+            if (it != m_rowOf.end())
+                forgotten.push_back(it->second);
+            else if (const auto a = addedAt.find(c.anomaly.id); a != addedAt.end())
+                added[a->second].id = 0; // opened and forgotten in one batch
+            continue;
+        }
         if (it != m_rowOf.end()) {
             Anomaly& row = m_rows[static_cast<std::size_t>(it->second)];
             count(row, -1);
@@ -52,6 +60,8 @@ void AnomalyTableModel::applyChanges(const std::vector<AnomalyChange>& changes) 
     }
     if (maxChanged >= 0)
         emit dataChanged(index(minChanged, 0), index(maxChanged, ColumnCount - 1));
+    std::erase_if(added, [](const Anomaly& a) { return a.id == 0; });
+    dropRows(std::move(forgotten));
     if (!added.empty()) {
         const int first = static_cast<int>(m_rows.size());
         beginInsertRows({}, first, first + static_cast<int>(added.size()) - 1); // last is inclusive
@@ -62,6 +72,29 @@ void AnomalyTableModel::applyChanges(const std::vector<AnomalyChange>& changes) 
         }
         endInsertRows();
     }
+}
+
+void AnomalyTableModel::dropRows(std::vector<int> rows) {
+    if (rows.empty())
+        return;
+    std::sort(rows.begin(), rows.end());
+    rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    // Back to front, one contiguous run at a time (the forgotten are mostly the oldest rows).
+    for (std::size_t end = rows.size(); end > 0;) {
+        std::size_t begin = end - 1;
+        while (begin > 0 && rows[begin - 1] == rows[begin] - 1)
+            --begin;
+        const int first = rows[begin], last = rows[end - 1];
+        beginRemoveRows({}, first, last);
+        for (int r = first; r <= last; ++r)
+            count(m_rows[static_cast<std::size_t>(r)], -1);
+        m_rows.erase(m_rows.begin() + first, m_rows.begin() + last + 1);
+        endRemoveRows();
+        end = begin;
+    }
+    m_rowOf.clear();
+    for (std::size_t r = 0; r < m_rows.size(); ++r)
+        m_rowOf.emplace(m_rows[r].id, static_cast<int>(r));
 }
 
 void AnomalyTableModel::setNow(EpochMillis now) {

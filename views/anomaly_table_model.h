@@ -41,6 +41,8 @@ private:
     std::array<int, 11> m_openByKind{};
     std::array<int, 3> m_openBySeverity{};
     void count(const Anomaly& a, int sign);
+    // Removes these rows (the anomalies the engine forgot).
+    void dropRows(std::vector<int> rows);
 };
 
 // Filters by kind, minimum severity, instance and free text; resolved rows on demand.

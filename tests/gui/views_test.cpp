@@ -121,6 +121,32 @@ TEST(AnomalyTable, ModelPassesTheTesterAndAppliesBatches) {
     EXPECT_EQ(model.index(0, AnomalyTableModel::State).data().toString(), QStringLiteral("resolved"));
 }
 
+// Anomalies the engine forgot over its memory budget leave the table (and
+// its open counts); the rest keep their rows.
+TEST(AnomalyTable, ForgottenAnomaliesLeaveTheTable) {
+    AnomalyTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::Fatal);
+    model.applyChanges(sample());
+    ASSERT_EQ(model.openCount(AnomalyKind::StuckProcessing), 1);
+    const auto all = sample();
+    model.applyChanges({{ChangeKind::Forgotten, all[0].anomaly},
+                        {ChangeKind::Forgotten, all[2].anomaly},
+                        {ChangeKind::Opened, anomaly(5, AnomalyKind::StuckProcessing, Severity::Warning,
+                                                     {"c-new"}, "api-1")},
+                        {ChangeKind::Forgotten, anomaly(5, AnomalyKind::StuckProcessing,
+                                                        Severity::Warning, {"c-new"}, "api-1")}});
+    ASSERT_EQ(model.rowCount(), 2);
+    EXPECT_EQ(model.anomaly(0).id, 2u);
+    EXPECT_EQ(model.anomaly(1).id, 4u);
+    EXPECT_EQ(model.openCount(AnomalyKind::StuckProcessing), 0);
+    EXPECT_EQ(model.openCount(AnomalyKind::OrphanReceipt), 0);
+    EXPECT_EQ(model.openCount(AnomalyKind::KeyRotation), 1);
+    Anomaly changed = model.anomaly(1); // rows found by id after the removal
+    changed.open = true;
+    model.applyChanges({{ChangeKind::Changed, changed}});
+    EXPECT_EQ(model.openCount(AnomalyKind::CallerStuck), 1);
+}
+
 TEST(AnomalyTable, SortsFiltersAndOpensTheDrillDown) {
     AnomalyTableModel model;
     model.applyChanges(sample());
@@ -436,6 +462,7 @@ TEST(MainWindow, StatusBarCountsRejectedLostAndEvicted) {
     snap->lostByPartition = {{"receipts.pay/3", 50}};
     snap->evictedCalls = 5000;
     snap->evictedOverBudget = 1200;
+    snap->forgottenAnomalies = 40;
     snap->storeBudget = std::size_t{64} << 20;
     snap->storeBytes = std::size_t{50} << 20;
     SourceStatus kafka;
@@ -451,10 +478,11 @@ TEST(MainWindow, StatusBarCountsRejectedLostAndEvicted) {
         if (l->text().startsWith(QStringLiteral("Rejected:")))
             counts = l;
     ASSERT_NE(counts, nullptr);
-    EXPECT_EQ(counts->text(), QStringLiteral("Rejected: 3  Lost: 50  Evicted: 1200"));
+    EXPECT_EQ(counts->text(), QStringLiteral("Rejected: 3  Lost: 50  Evicted: 1200  Forgotten: 40"));
     EXPECT_TRUE(counts->toolTip().contains(QStringLiteral("oversized field: 1")));
     EXPECT_TRUE(counts->toolTip().contains(
         QStringLiteral("receipts.pay/3: 50 messages deleted by retention")));
     EXPECT_TRUE(counts->toolTip().contains(QStringLiteral("budget of 64 MiB")));
+    EXPECT_TRUE(counts->toolTip().contains(QStringLiteral("40 oldest anomalies were forgotten")));
     w.grab().save(shot("status-lost-evicted.png"));
 }

@@ -10,9 +10,11 @@
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QLabel>
 #include <QTextBrowser>
 
 #include <gtest/gtest.h>
+#include <pqxx/pqxx>
 
 using namespace callscope;
 using namespace callscope::test;
@@ -90,6 +92,85 @@ TEST(Dashboard, ShowsTheSimulatorsAnomaliesAndFindsACallIdAndABizNo) {
         return (c == first || c == second) &&
                window.drilldown()->details()->toPlainText().contains(QStringLiteral("several callIds"));
     }, 20'000)) << window.drilldown()->currentCallId().toStdString();
+}
+
+// The dashboard applies retention while it follows (it never did: its store
+// grew for as long as it ran); the anomalies stay listed. Here max_calls,
+// which a test can size exactly; the budget takes the same path.
+TEST(Dashboard, AppliesRetentionWhileFollowing) {
+    TestStack s = TestStack::fresh("gui_budget");
+    SimOptions o;
+    o.duration = Millis{3000};
+    o.rate = 40;
+    o.seed = 21;
+    o.faults[AnomalyKind::KeyRotation] = 0.1;
+    o.faults[AnomalyKind::DigestConflict] = 0.1;
+    o.receiptTopic = s.receiptTopic;
+    o.callerTopic = s.callerTopic;
+    const SimResult r = runSimulation(s.config, o);
+    ASSERT_TRUE(r.ok) << r.error;
+
+    Config config = s.config;
+    config.kafka.receiptTopics = s.receiptTopic;
+    config.retention.maxCalls = 40;
+    MonitorOptions options;
+    options.retentionEveryMs = 300;
+    DashboardBackend backend(config, options, nowMillis() - 10 * 60'000);
+    SnapshotPtr last;
+    std::size_t anomalies = 0;
+    QObject::connect(&backend, &DashboardBackend::snapshotReady, [&](SnapshotPtr snap) {
+        for (const AnomalyChange& c : snap->changes)
+            anomalies += c.what == ChangeKind::Opened;
+        if (snap->statsIncluded)
+            last = snap;
+    });
+    backend.start();
+    ASSERT_TRUE(waitFor([&] { return last && last->evictedCalls > 0; }, 60'000));
+    ASSERT_TRUE(waitFor([&] { return last->calls <= 40; }, 10'000)) << last->calls;
+    EXPECT_GE(last->evictedCalls, 60);
+    EXPECT_GT(anomalies, 0u);
+    backend.stop();
+}
+
+// The database fails while the dashboard exports a report with payloads (a
+// view whose column divides by zero for one row): the export ends with the
+// error, the dashboard goes on. libpqxx's exception escaped the slot before.
+TEST(Dashboard, ADatabaseErrorDuringExportIsReportedNotFatal) {
+    TestStack s = TestStack::fresh("gui_pg_error");
+    {
+        pqxx::connection c(s.dsn);
+        pqxx::nontransaction w(c);
+        w.exec("CREATE TABLE rec (call_id text PRIMARY KEY, request_digest text, status text, "
+               "result_snapshot text, first_source text, lock_version int, created_at timestamptz, "
+               "updated_at timestamptz, expire_at timestamptz);"
+               "INSERT INTO rec VALUES ('boom', repeat('a', 64), 'PROCESSING', 'ok', 'api-1', 0, "
+               "now() - interval '10 min', now() - interval '10 min', now() + interval '1 day');"
+               "CREATE VIEW rec_v AS SELECT call_id, request_digest, status, "
+               "(length(result_snapshot) / (length(call_id) - 4))::text AS result_snapshot, "
+               "first_source, lock_version, created_at, updated_at, expire_at FROM rec");
+    }
+    Config config = s.config;
+    config.postgres.record.table = "rec_v";
+    config.postgres.attempt.enabled = false;
+    config.kafka.receiptTopics = "";
+    config.kafka.callerTopics = "";
+    config.detect.stuckAfter = Millis{60'000};
+    DashboardBackend backend(config, {}, nowMillis() - 3'600'000);
+    int snapshots = 0;
+    QString error = QStringLiteral("(none)");
+    QObject::connect(&backend, &DashboardBackend::snapshotReady, [&](SnapshotPtr) { ++snapshots; });
+    QObject::connect(&backend, &DashboardBackend::reportFinished,
+                     [&](const QString&, const QString& e) { error = e; });
+    backend.start();
+    ASSERT_TRUE(waitFor([&] { return snapshots > 0; }, 30'000));
+    const TempFile out("gui-pg-error.html");
+    backend.exportReport({QStringLiteral("boom")}, QString::fromStdString(out.path), true);
+    EXPECT_TRUE(error.contains(QStringLiteral("division by zero"))) << error.toStdString();
+    backend.exportReport({QStringLiteral("boom")}, QString::fromStdString(out.path), false);
+    EXPECT_TRUE(error.isEmpty()) << error.toStdString(); // redacted: nothing to read
+    const int before = snapshots;
+    EXPECT_TRUE(waitFor([&] { return snapshots > before; }, 10'000)); // still following
+    backend.stop();
 }
 
 int main(int argc, char** argv) {

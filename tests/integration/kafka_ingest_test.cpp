@@ -326,3 +326,28 @@ TEST(KafkaIngest, DeletedTopicIsNamedAndNoLongerRead) {
     EXPECT_NE(sink.notes[0].find(s.receiptTopic), std::string::npos) << sink.notes[0];
     EXPECT_NE(sink.notes[0].find("deleted"), std::string::npos) << sink.notes[0];
 }
+
+// A message without a timestamp (-1: the old message format, some proxies and
+// bridges) counts as read when it was read; it made the call start in 1970.
+TEST(KafkaIngest, MessageWithoutTimestampCountsAsReadNow) {
+    const TestStack s = TestStack::fresh("kafka_no_ts");
+    const KafkaConfig k = receiptsOnly(s, 1);
+    KafkaSource source(k);
+    CollectingSink sink;
+    loadWithWatchdog(source, nowMillis() - 60'000, sink, 60s);
+    std::atomic<bool> stop{false};
+    std::thread follower([&] { source.follow(sink, stop); });
+    const EpochMillis before = nowMillis();
+    {
+        RawProducer producer(s.brokers);
+        producer.produce(s.receiptTopic, 0, "no-ts", receipt("no-ts"), -1);
+        producer.flush();
+    }
+    const bool seen = sink.waitFor([&] { return !sink.receipts.empty(); });
+    stop = true;
+    follower.join();
+    ASSERT_TRUE(seen);
+    EXPECT_EQ(sink.receipts[0].callId, "no-ts");
+    EXPECT_GE(sink.receipts[0].origin.kafkaTimestamp, before);
+    EXPECT_LE(sink.receipts[0].origin.kafkaTimestamp, nowMillis());
+}

@@ -300,3 +300,76 @@ TEST(PostgresIngest, LookupsFromOtherThreadsWhileFollowingUseTheirOwnConnection)
         EXPECT_EQ(n, 2); // the follow thread's and the lookups'
     }
 }
+
+namespace {
+
+const char* kAttemptTable =
+    "CREATE TABLE att (id bigserial PRIMARY KEY, call_id text, request_digest text, "
+    "source_instance text, trace_id text, outcome text, arrived_at timestamptz, "
+    "finished_at timestamptz);"
+    "INSERT INTO att (call_id, request_digest, source_instance, trace_id, outcome, arrived_at) "
+    "SELECT 'a-' || g, 'd', 'i', '', 'EXECUTED', now() - interval '1 min' "
+    "FROM generate_series(1, 300) g;";
+
+std::size_t delivered(CollectingSink& sink) {
+    std::lock_guard lock(sink.mutex);
+    return sink.attempts.size();
+}
+
+PostgresConfig withAttempts(const TestStack& s, bool finishedAtMapped) {
+    PostgresConfig p = recordsOnly(s, "rec");
+    p.attempt.enabled = true;
+    p.attempt.table = "att";
+    if (!finishedAtMapped)
+        p.attempt.finishedAt = "";
+    return p;
+}
+
+} // namespace
+
+// Unfinished attempts are re-read until they finish only when finished_at is
+// mapped. Unmapped, an attempt never changes: every attempt id of the window
+// went into an IN list on every poll before, and was delivered again each time.
+TEST(PostgresIngest, AttemptsAreReReadOnlyWhileTheyCanStillFinish) {
+    const TestStack s = TestStack::fresh("pg_attempts");
+    exec(s.dsn, std::string("CREATE TABLE rec (") + kRecordColumns +
+                    ", created_at timestamptz, updated_at timestamptz, expire_at timestamptz);" +
+                    kAttemptTable);
+    std::atomic<bool> cancel{false};
+    const EpochMillis now = nowMillis();
+    {
+        PostgresSource source(withAttempts(s, false));
+        CollectingSink sink;
+        source.loadWindow(now - 3'600'000, now, sink, cancel);
+        ASSERT_EQ(sink.attempts.size(), 300u);
+        Follower f(source, sink);
+        // Following starts with one look-back over clock_skew (the store
+        // knows rows it has by id), then reads only what arrives.
+        std::this_thread::sleep_for(1000ms);
+        const std::size_t settled = delivered(sink);
+        EXPECT_LE(settled, 600u);
+        std::this_thread::sleep_for(1500ms); // about fifteen polls
+        EXPECT_EQ(delivered(sink), settled) << "attempts delivered again while following";
+    }
+    {
+        PostgresSource source(withAttempts(s, true));
+        CollectingSink sink;
+        source.loadWindow(now - 3'600'000, now, sink, cancel);
+        ASSERT_EQ(sink.attempts.size(), 300u);
+        Follower f(source, sink);
+        exec(s.dsn, "UPDATE att SET finished_at = now() WHERE id % 2 = 0");
+        const auto finished = [&] {
+            std::size_t n = 0;
+            for (const auto& a : sink.attempts)
+                n += a.finishedAt != kNoTime;
+            return n;
+        };
+        ASSERT_TRUE(sink.waitFor([&] { return finished() >= 150; }, 20s)) << finished();
+        exec(s.dsn, "UPDATE att SET finished_at = now() WHERE id % 2 = 1");
+        ASSERT_TRUE(sink.waitFor([&] { return finished() >= 300; }, 20s)) << finished();
+        std::this_thread::sleep_for(500ms); // all finished: nothing is re-read any more
+        const std::size_t settled = delivered(sink);
+        std::this_thread::sleep_for(1000ms);
+        EXPECT_EQ(delivered(sink), settled);
+    }
+}

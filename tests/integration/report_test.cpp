@@ -7,6 +7,7 @@
 #include "stack.h"
 
 #include <gtest/gtest.h>
+#include <pqxx/pqxx>
 #include <simdjson.h>
 
 #include <chrono>
@@ -163,4 +164,36 @@ TEST(Report, BadArgumentsAreRefused) {
     EXPECT_EQ(runCommand(bin + " --since 1h -o report.docx").exitCode, 2);
     EXPECT_EQ(runCommand(bin + " -o r.json").exitCode, 2);
     EXPECT_EQ(runCommand(bin + " --since 1h --kind nonsense -o r.json").exitCode, 2);
+}
+
+// The database fails while the report reads a result snapshot (here a view
+// whose column divides by zero for one row): the report says so and exits 1.
+// libpqxx's exception escaped before and the process aborted.
+TEST(Report, ADatabaseErrorWhileReportingIsAnErrorNotACrash) {
+    const TestStack s = TestStack::fresh("report_pg_error");
+    {
+        pqxx::connection c(s.dsn);
+        pqxx::nontransaction w(c);
+        w.exec("CREATE TABLE rec (call_id text PRIMARY KEY, request_digest text, status text, "
+               "result_snapshot text, first_source text, lock_version int, created_at timestamptz, "
+               "updated_at timestamptz, expire_at timestamptz);"
+               "INSERT INTO rec VALUES ('boom', repeat('a', 64), 'PROCESSING', 'ok', 'api-1', 0, "
+               "now() - interval '10 min', now() - interval '10 min', now() + interval '1 day');"
+               "CREATE VIEW rec_v AS SELECT call_id, request_digest, status, "
+               "(length(result_snapshot) / (length(call_id) - 4))::text AS result_snapshot, "
+               "first_source, lock_version, created_at, updated_at, expire_at FROM rec");
+    }
+    const std::string config = s.writeConfig(
+        "[postgres.record]\ntable = \"rec_v\"\n[postgres.attempt]\nenabled = false\n"
+        "[detect]\nstuck_after = \"1m\"\n");
+    const TempFile out("pg-error.html");
+    const std::string command =
+        callscopeBinary() + " report --config " + config + " --since 1h -o " + out.path;
+    const CommandResult redacted = runCommand(command);
+    EXPECT_EQ(redacted.exitCode, 0) << redacted.err; // the snapshot is not read
+    const CommandResult r = runCommand(command + " --include-payloads");
+    EXPECT_EQ(r.exitCode, 1) << r.err;
+    EXPECT_NE(r.err.find("callscope report: PostgreSQL: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("division by zero"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
 }

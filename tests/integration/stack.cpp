@@ -3,9 +3,11 @@
 #include <pqxx/pqxx>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <vector>
 #include <stdexcept>
 
 #include <sys/wait.h>
@@ -49,8 +51,23 @@ TestStack TestStack::fresh(const std::string& name) {
     return s;
 }
 
+// Config files written for a test binary's stacks, removed when it exits.
+static void removeWrittenConfigs();
+static std::vector<std::string>& writtenConfigs() {
+    static std::vector<std::string> paths = [] {
+        std::atexit(removeWrittenConfigs);
+        return std::vector<std::string>();
+    }();
+    return paths;
+}
+static void removeWrittenConfigs() {
+    for (const std::string& p : writtenConfigs())
+        std::remove(p.c_str());
+}
+
 std::string TestStack::writeConfig(const std::string& extra) const {
     const std::string path = tempPath("callscope.toml");
+    writtenConfigs().push_back(path);
     std::ofstream(path) << "[postgres]\ndsn = \"" << dsn << "\"\npoll_interval = \"200ms\"\n"
                         << "[kafka]\nbrokers = \"" << brokers << "\"\nreceipt_topics = \""
                         << receiptTopic << "\"\ncaller_topics = \"" << callerTopic << "\"\n"

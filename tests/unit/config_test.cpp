@@ -79,6 +79,12 @@ TEST(Config, InvalidTopicPatternIsRefusedNamingTheKey) {
     EXPECT_TRUE(parse("[kafka]\nreceipt_topics = \"^receipts\\\\.[a-z]{1,20}$\"\n").ok());
 }
 
+TEST(Config, AMemoryBudgetTooSmallToHoldAnythingIsRefused) {
+    EXPECT_EQ(firstError("[store]\nmax_bytes = 65536\n"),
+              "t.toml:2: store.max_bytes: must be at least 16 MiB (16777216)");
+    EXPECT_TRUE(parse("[store]\nmax_bytes = 16777216\n").ok());
+}
+
 TEST(Config, ARenamedDeploymentMapsOnlyWhatDiffers) {
     const ConfigResult r = parse(R"(
 [postgres.record]

@@ -234,59 +234,66 @@ Monitor& stuckCalls(Monitor& m, int n, int retries = 0) {
 } // namespace
 
 // A stream of records stuck for good keeps anomalies open for good: before,
-// their calls were outside the budget and a long watch grew without bound.
-// Now the calls of open anomalies leave memory last (the anomaly stays, with
-// its evidence), and a later row for such a call still resolves it.
-TEST(Retention, OverBudgetTheCallsOfOpenAnomaliesLeaveButTheAnomaliesStay) {
+// they and their calls were outside the budget and a long watch grew without
+// bound. Over the budget, once every other call has gone, the oldest
+// anomalies are forgotten and their calls leave with them (never half a call
+// left to be judged again), and the views are told (a Forgotten change).
+TEST(Retention, OverBudgetTheOldestAnomaliesLeaveWithTheirCalls) {
     Config config;
     Monitor probe(config);
-    stuckCalls(probe, 3000, 100);
+    stuckCalls(probe, 3000, 20);
     ASSERT_EQ(probe.engine().openCount(), 3000u);
     const std::size_t calls = probe.store().memoryBytes();
     const std::size_t anomalies = probe.engine().memoryBytes();
     EXPECT_GT(anomalies, 3000u * 300); // evidence, summary, callId, digest, index entry
 
     Config tight = config;
-    tight.retention.maxBytes = static_cast<std::int64_t>(2 * anomalies + calls / 4);
+    tight.retention.maxBytes = static_cast<std::int64_t>((calls + anomalies) / 2);
     Monitor m(tight);
-    stuckCalls(m, 3000, 100);
-    EXPECT_GT(m.applyRetention(T0 + 10 * 60'000), 1000u);
-    EXPECT_EQ(m.engine().openCount(), 3000u); // every anomaly is still listed
-    EXPECT_EQ(m.evictions().anomalies, 0);
+    stuckCalls(m, 3000, 20);
+    m.takeChanges();
+    const std::size_t evicted = m.applyRetention(T0 + 10 * 60'000);
+    const auto forgotten = static_cast<std::size_t>(m.evictions().anomalies);
+    EXPECT_GT(forgotten, 1000u);
+    EXPECT_LT(forgotten, 3000u);
+    EXPECT_EQ(evicted, forgotten); // each stuck call left with its anomaly
+    EXPECT_EQ(m.engine().openCount(), 3000u - forgotten);
+    EXPECT_EQ(m.store().size(), 3000u - forgotten);
     EXPECT_LE(m.evictions().storeBytes, static_cast<std::size_t>(tight.retention.maxBytes));
-    EXPECT_EQ(m.store().find("stuck-0"), CallStore::npos); // the oldest left first
+    EXPECT_TRUE(m.engine().anomaliesOf("stuck-0").empty()); // the oldest went
+    EXPECT_EQ(m.store().find("stuck-0"), CallStore::npos);
+    EXPECT_EQ(m.engine().anomaliesOf("stuck-2999").size(), 1u); // the newest stay
     EXPECT_NE(m.store().find("stuck-2999"), CallStore::npos);
+    const auto changes = m.takeChanges();
+    EXPECT_EQ(changes.size(), forgotten);
+    for (const auto& c : changes)
+        EXPECT_EQ(c.what, ChangeKind::Forgotten);
 
-    // The stuck call finishes after it left memory: its anomaly resolves.
-    ObservationBatch done;
-    std::string digest = "0";
-    digest.resize(64, 'c');
-    done.records.push_back({"stuck-0", digest, RecordStatus::Success, "api-1", 0, T0,
-                            T0 + 11 * 60'000, T0 + 86'400'000});
-    m.deliver(std::move(done));
-    const auto changes = m.pump(T0 + 11 * 60'000);
-    ASSERT_EQ(changes.size(), 1u);
-    EXPECT_EQ(changes[0].what, ChangeKind::Resolved);
-    EXPECT_EQ(changes[0].anomaly.callIds, std::vector<std::string>{"stuck-0"});
+    // Time passing re-opens nothing (a forgotten anomaly whose call stayed
+    // was opened again as critical on its next deadline, over and over).
+    EXPECT_TRUE(m.pump(T0 + 20 * 60'000).size() <= 3000u - forgotten);
+    for (const auto& c : m.takeChanges())
+        EXPECT_NE(c.what, ChangeKind::Opened);
+    EXPECT_EQ(m.engine().anomalies().size(), 3000u - forgotten);
 }
 
-// Anomalies may hold half of the budget; past it the oldest are forgotten
-// (counted in the summary, the watch health line and the status bar).
-TEST(Retention, AnomaliesPastHalfTheBudgetAreForgottenOldestFirst) {
+// Calls no open anomaly names leave before any anomaly is forgotten.
+TEST(Retention, AnomaliesAreForgottenOnlyAfterEveryOtherCallHasGone) {
     Config config;
+    config.retention.finishedCalls = Millis{24 * 3'600'000}; // age alone evicts nothing
     Monitor probe(config);
-    stuckCalls(probe, 3000);
-    const std::size_t anomalies = probe.engine().memoryBytes();
+    stuckCalls(probe, 1000);
+    const std::size_t stuck = probe.store().memoryBytes() + probe.engine().memoryBytes();
 
     Config tight = config;
-    tight.retention.maxBytes = static_cast<std::int64_t>(anomalies);
+    tight.retention.maxBytes = static_cast<std::int64_t>(stuck * 2);
     Monitor m(tight);
-    stuckCalls(m, 3000);
+    for (int i = 0; i < 40000; ++i)
+        m.deliver(healthy("h" + std::to_string(i), T0 + i));
+    stuckCalls(m, 1000);
     m.applyRetention(T0 + 10 * 60'000);
-    EXPECT_GE(m.evictions().anomalies, 1000);
-    EXPECT_LE(m.engine().memoryBytes(), anomalies * 2 / 5 + 1024);
-    EXPECT_EQ(m.engine().anomalies().size(), 3000u - static_cast<std::size_t>(m.evictions().anomalies));
-    EXPECT_TRUE(m.engine().anomaliesOf("stuck-0").empty());       // the oldest went
-    EXPECT_EQ(m.engine().anomaliesOf("stuck-2999").size(), 1u); // the newest stay
+    EXPECT_GT(m.evictions().overBudget, 30000);
+    EXPECT_EQ(m.evictions().anomalies, 0);
+    EXPECT_EQ(m.engine().openCount(), 1000u);
     EXPECT_LE(m.evictions().storeBytes, static_cast<std::size_t>(tight.retention.maxBytes));
 }
