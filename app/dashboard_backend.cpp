@@ -13,7 +13,8 @@
 namespace callscope {
 
 DashboardBackend::DashboardBackend(const Config& config, MonitorOptions options, EpochMillis since)
-    : m_config(config), m_options(options), m_since(since) {
+    : m_config(config), m_options(options), m_since(since),
+      m_windowMs(std::max<EpochMillis>(0, nowMillis() - since)) {
     qRegisterMetaType<SnapshotPtr>();
     qRegisterMetaType<CallDetailPtr>();
 }
@@ -73,7 +74,8 @@ void DashboardBackend::tick() {
                 m_lastRetention = now;
             } else if (now - m_lastRetention >= m_options.retentionEveryMs) {
                 m_lastRetention = now;
-                m_monitor->applyRetention(now);
+                // Resolved anomalies stay listed for as long as the window is long.
+                m_monitor->applyRetention(now, Millis{m_windowMs});
             }
             auto changes = m_monitor->pump(now);
             m_pending.insert(m_pending.end(), std::make_move_iterator(changes.begin()),
@@ -176,7 +178,7 @@ void DashboardBackend::computeStats(DashboardSnapshot& s, EpochMillis now) {
     s.evictedCalls = m_monitor->evictions().total;
     s.evictedOverBudget = m_monitor->evictions().overBudget;
     s.forgottenAnomalies = m_monitor->evictions().anomalies;
-    s.storeBytes = store.memoryBytes() + m_monitor->engine().memoryBytes();
+    s.storeBytes = store.memoryBytes() + m_monitor->evictions().anomalyBytes;
     s.storeBudget = static_cast<std::size_t>(m_config.retention.maxBytes);
     for (const Rejection& x : r.samples)
         s.rejectedSamples.push_back(x.where + ": " + x.reason + ": " + x.sample);

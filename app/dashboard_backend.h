@@ -55,6 +55,7 @@ private:
     Config m_config;
     MonitorOptions m_options;
     EpochMillis m_since;
+    std::int64_t m_windowMs; // how far back the window reached when it started
     std::unique_ptr<Monitor> m_monitor;
     QTimer* m_timer = nullptr;
     enum class Phase { Connecting, Following, Failed } m_phase = Phase::Connecting;

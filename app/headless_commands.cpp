@@ -186,19 +186,19 @@ int runWatchCommand(const WatchOptions& options) {
     std::signal(SIGTERM, onStopSignal);
     Monitor monitor(*config);
     const auto print = [&](const AnomalyChange& c) {
-        if (c.what == ChangeKind::Forgotten)
-            return; // over the memory budget: counted on the health line
+        // An open anomaly forgotten over the memory budget is said to be, so a
+        // consumer does not hold it open forever; resolved ones were closed.
+        if (c.what == ChangeKind::Forgotten && !c.anomaly.open)
+            return;
+        const char* what = c.what == ChangeKind::Opened     ? "opened"
+                           : c.what == ChangeKind::Changed  ? "changed"
+                           : c.what == ChangeKind::Resolved ? "resolved"
+                                                            : "forgotten";
         if (json) {
             std::string line = toJsonLine(c.anomaly);
-            const char* what = c.what == ChangeKind::Opened    ? "opened"
-                               : c.what == ChangeKind::Changed ? "changed"
-                                                               : "resolved";
             line.insert(1, std::string(R"("change":")") + what + "\",");
             std::cout << line << std::endl;
         } else {
-            const char* what = c.what == ChangeKind::Opened    ? "opened"
-                               : c.what == ChangeKind::Changed ? "changed"
-                                                               : "resolved";
             std::cout << formatIsoMillis(nowMillis()) << " " << what << " "
                       << readableAnomaly(c.anomaly) << std::endl;
         }

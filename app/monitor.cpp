@@ -6,6 +6,10 @@
 #include <set>
 #include <unordered_set>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 namespace callscope {
 namespace {
 
@@ -161,7 +165,7 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         if (!m_store.call(i).hasRecord())
             missing.push_back(m_store.callId(i));
     if (!missing.empty() && !cancel) {
-        ObservationBatch b = m_postgres.fetchCalls(missing);
+        ObservationBatch b = m_postgres.fetchCalls(missing, &cancel);
         deliver(std::move(b));
         applyQueued(nowMillis(), false);
     }
@@ -217,11 +221,11 @@ std::vector<AnomalyChange> Monitor::pump(EpochMillis now) {
     return m_engine.takeChanges();
 }
 
-std::size_t Monitor::applyRetention(EpochMillis now) {
+std::size_t Monitor::applyRetention(EpochMillis now, Millis keepResolved) {
     const std::int64_t keepMs = m_config.retention.finishedCalls.count();
-    // Anomalies resolved longer ago than finished calls are kept are forgotten
-    // (reported when they changed); their calls may then leave memory too.
-    m_engine.forgetResolved(m_store, now - keepMs);
+    // Anomalies resolved longer ago than finished calls are kept (or than the
+    // dashboard's window) are forgotten; their calls may then leave memory too.
+    m_engine.forgetResolved(m_store, now - std::max(keepMs, keepResolved.count()));
     const auto healthyFinished = [&](std::uint32_t i) {
         const CallState& c = m_store.call(i);
         if (m_engine.holds(i))
@@ -244,9 +248,9 @@ std::size_t Monitor::applyRetention(EpochMillis now) {
     const auto budget = static_cast<double>(m_config.retention.maxBytes);
     const auto anomalyBytes = static_cast<double>(m_engine.memoryBytes());
     const auto bytes = static_cast<double>(m_store.memoryBytes());
-    const bool overBudgetNow = bytes + anomalyBytes > budget && m_store.size() > 0;
+    const bool overBudgetNow = bytes + anomalyBytes > budget;
     const double perCall = m_store.size() > 0 ? bytes / static_cast<double>(m_store.size()) : 0;
-    if (overBudgetNow)
+    if (overBudgetNow && m_store.size() > 0)
         target = std::min(target, static_cast<std::size_t>(
                                       std::max(0.0, 0.8 * budget - anomalyBytes) / perCall));
     std::set<std::uint32_t> extra;
@@ -281,24 +285,27 @@ std::size_t Monitor::applyRetention(EpochMillis now) {
             }
         }
     }
-    // Still over the budget: what is left are open anomalies and their calls.
-    // The oldest anomalies are forgotten (live modes reported each when it
-    // opened; views drop them) and their calls leave with them, so that
-    // nothing judges a half-remembered call.
+    // Still over the budget: what is left are anomalies (mostly open) and the
+    // calls they name. The oldest anomalies are forgotten (live modes reported
+    // each when it opened; views drop them) and their calls leave with them,
+    // so that nothing judges a half-remembered call.
     const double left = perCall * static_cast<double>(remaining()) + anomalyBytes;
     if (overBudgetNow && left > 0.8 * budget) {
-        std::vector<std::uint8_t> heldBefore(m_store.size(), 0);
-        for (std::uint32_t i = 0; i < m_store.size(); ++i)
+        std::vector<std::uint8_t> heldBefore(m_store.size(), 0), leaving(m_store.size(), 0);
+        for (std::uint32_t i = 0; i < m_store.size(); ++i) {
             heldBefore[i] = m_engine.holds(i);
+            leaving[i] = healthyFinished(i) || extra.count(i);
+        }
         m_evictions.anomalies += static_cast<std::int64_t>(m_engine.forgetOldest(
             m_store, static_cast<std::size_t>(left - 0.8 * budget),
-            static_cast<std::size_t>(perCall)));
+            static_cast<std::size_t>(perCall), leaving));
         for (std::uint32_t i = 0; i < m_store.size(); ++i)
             if (heldBefore[i] && !m_engine.holds(i) && extra.insert(i).second)
                 ++overBudget;
     }
+    m_evictions.anomalyBytes = m_engine.memoryBytes();
     if (evict == 0 && extra.empty()) {
-        m_evictions.storeBytes = m_store.memoryBytes() + m_engine.memoryBytes();
+        m_evictions.storeBytes = m_store.memoryBytes() + m_evictions.anomalyBytes;
         return 0;
     }
     m_evictions.total += evict + extra.size();
@@ -306,7 +313,12 @@ std::size_t Monitor::applyRetention(EpochMillis now) {
         [&](std::uint32_t i) { return !healthyFinished(i) && !extra.count(i); });
     m_engine.remap(map);
     m_evictions.overBudget += overBudget;
-    m_evictions.storeBytes = m_store.memoryBytes() + m_engine.memoryBytes();
+    m_evictions.storeBytes = m_store.memoryBytes() + m_evictions.anomalyBytes;
+#ifdef __GLIBC__
+    // The old store's pages go back to the system (glibc keeps freed memory
+    // in its arenas otherwise, and the process never shrinks).
+    malloc_trim(0);
+#endif
     return evict + extra.size();
 }
 
@@ -316,7 +328,7 @@ std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<b
     if (known != CallStore::npos && m_store.call(known).hasRecord())
         return known;
     // Record and attempts by key...
-    ObservationBatch pg = m_postgres.fetchCalls({callId});
+    ObservationBatch pg = m_postgres.fetchCalls({callId}, &cancel);
     EpochMillis from = kNoTime, to = kNoTime;
     for (const auto& r : pg.records) {
         from = r.createdAt;
@@ -343,7 +355,7 @@ std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<b
         // Siblings by digest whose records are near this one, for the diagnosis.
         const CallState& c = m_store.call(i);
         deliver(m_postgres.fetchByDigest(m_store.digest(c.digest), m_store.timeOf(c, c.created),
-                                         m_config.detect.keyRotationWindow));
+                                         m_config.detect.keyRotationWindow, &cancel));
         applyQueued(nowMillis(), true);
         std::vector<std::uint32_t> group = m_engine.siblings(m_store, i);
         group.push_back(i);
@@ -352,8 +364,8 @@ std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<b
     return i;
 }
 
-std::string Monitor::resultSnapshot(const std::string& callId) {
-    return m_postgres.resultSnapshot(callId);
+std::string Monitor::resultSnapshot(const std::string& callId, const std::atomic<bool>* cancel) {
+    return m_postgres.resultSnapshot(callId, cancel);
 }
 
 } // namespace callscope

@@ -41,6 +41,7 @@ struct EvictionStats {
     std::int64_t overBudget = 0;
     std::int64_t anomalies = 0; // anomalies forgotten over the budget
     std::size_t storeBytes = 0; // calls and anomalies, after the last eviction
+    std::size_t anomalyBytes = 0; // the anomalies' part of it
 };
 
 struct GapStats {
@@ -71,15 +72,17 @@ public:
     // What changed since the last pump (e.g. after loadWindow).
     std::vector<AnomalyChange> takeChanges() { return m_engine.takeChanges(); }
     // Evicts healthy finished calls past retention (SPEC §2), the oldest over
-    // max_calls, and over the memory budget ([store] max_bytes) tier by tier;
-    // returns how many calls left memory.
-    std::size_t applyRetention(EpochMillis now);
+    // max_calls, and over the memory budget ([store] max_bytes) tier by tier,
+    // then the oldest anomalies with their calls; forgets anomalies resolved
+    // longer ago than retention or `keepResolved` (the dashboard's window).
+    // Returns how many calls left memory.
+    std::size_t applyRetention(EpochMillis now, Millis keepResolved = Millis{0});
 
     // The call, loaded cold by key and from one partition per topic when it is
     // not in memory (SPEC §4.3); npos when nothing is known of it.
     std::uint32_t ensureCall(const std::string& callId, const std::atomic<bool>& cancel,
                              ColdFetchStats* stats = nullptr);
-    std::string resultSnapshot(const std::string& callId);
+    std::string resultSnapshot(const std::string& callId, const std::atomic<bool>* cancel = nullptr);
 
     const CallStore& store() const { return m_store; }
     const DetectionEngine& engine() const { return m_engine; }

@@ -70,7 +70,8 @@ Report buildReport(Monitor& m, const ReportRequest& req, const std::atomic<bool>
                 r.anomalies.push_back(*a);
         }
         std::sort(call.anomalies.begin(), call.anomalies.end(), severer);
-        call.resultSnapshot = req.includePayloads ? m.resultSnapshot(id) : std::string(kRedacted);
+        call.resultSnapshot =
+            req.includePayloads ? m.resultSnapshot(id, &cancel) : std::string(kRedacted);
         if (call.timeline.from != kNoTime) {
             lo = lo == kNoTime ? call.timeline.from : std::min(lo, call.timeline.from);
             hi = std::max(hi, call.timeline.to);

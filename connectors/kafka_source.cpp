@@ -115,10 +115,23 @@ struct KafkaSource::Impl {
 
     // Topics of the broker that match the config, with their partition counts.
     // `listed` (if given) receives every topic name the brokers listed, matching or not.
+    // Asked in short slices, so `cancel` is heard while brokers do not answer.
     std::map<std::string, TopicInfo> resolveTopics(rd_kafka_t* consumer, int timeoutMs = 10'000,
-                                                   std::set<std::string>* listed = nullptr) {
+                                                   std::set<std::string>* listed = nullptr,
+                                                   const std::atomic<bool>& cancel = kNever) {
         const rd_kafka_metadata_t* md = nullptr;
-        const auto e = rd_kafka_metadata(consumer, 1, nullptr, &md, timeoutMs);
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+        rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR__TIMED_OUT;
+        while (!cancel) {
+            e = rd_kafka_metadata(consumer, 1, nullptr, &md, std::min(timeoutMs, 1000));
+            if (e != RD_KAFKA_RESP_ERR__TIMED_OUT && e != RD_KAFKA_RESP_ERR__TRANSPORT)
+                break;
+            if (std::chrono::steady_clock::now() >= deadline)
+                break;
+        }
+        if (cancel && !md)
+            throw SourceError("Kafka: cancelled");
         if (e)
             throw SourceError("Kafka (" + cfg.brokers + "): " + rd_kafka_err2str(e));
         std::map<std::string, TopicInfo> out;
@@ -289,7 +302,7 @@ KafkaSource::~KafkaSource() = default;
 void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSink& sink,
                              const std::atomic<bool>& cancel) {
     m->ensureConsumer();
-    m->topics = m->resolveTopics(m->rk);
+    m->topics = m->resolveTopics(m->rk, 10'000, nullptr, cancel);
     std::vector<PartitionKey> parts;
     for (const auto& [name, info] : m->topics)
         for (int p = 0; p < info.partitions; ++p)
@@ -379,7 +392,7 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
 void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
     if (!m->rk) {
         m->ensureConsumer();
-        m->topics = m->resolveTopics(m->rk);
+        m->topics = m->resolveTopics(m->rk, 10'000, nullptr, stop);
         std::map<PartitionKey, std::int64_t> start;
         for (const auto& [name, info] : m->topics)
             for (int p = 0; p < info.partitions; ++p) {
@@ -511,7 +524,7 @@ ObservationBatch KafkaSource::fetchCall(const std::string& callId, EpochMillis f
         rd_kafka_t* c;
         ~Closer() { closeConsumer(c); }
     } closer{c};
-    const auto topics = m->resolveTopics(c);
+    const auto topics = m->resolveTopics(c, 10'000, nullptr, cancel);
     std::vector<PartitionKey> parts;
     for (const auto& [name, info] : topics) {
         const std::int32_t p = partitionForKey(callId, info.partitions, m->cfg.partitioner);

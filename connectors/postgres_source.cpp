@@ -6,6 +6,7 @@
 #include <pqxx/pqxx>
 
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <map>
 #include <set>
@@ -131,18 +132,51 @@ struct PostgresSource::Impl {
     void connect() { conn = open(); }
 
     // Runs a point lookup on the lookup connection; any failure drops that
-    // connection (never the follow thread's) and becomes a SourceError.
-    template <typename F> auto lookup(F f) {
+    // connection (never the follow thread's) and becomes a SourceError. When
+    // `cancel` turns true the server is asked to cancel the running query
+    // (a lookup by digest over an unindexed table can take minutes).
+    template <typename F> auto lookup(F f, const std::atomic<bool>* cancel = nullptr) {
         std::lock_guard lock(lookupMutex);
+        std::mutex watchMutex;
+        std::condition_variable finished;
+        bool done = false;
+        std::thread watcher;
+        const auto stopWatching = [&] {
+            if (!watcher.joinable())
+                return;
+            {
+                std::lock_guard w(watchMutex);
+                done = true;
+            }
+            finished.notify_all();
+            watcher.join();
+        };
         try {
             if (!lookupConn)
                 lookupConn = open();
-            return f(*lookupConn);
+            if (cancel)
+                watcher = std::thread([&, conn = lookupConn.get()] {
+                    std::unique_lock w(watchMutex);
+                    while (!done) {
+                        if (*cancel) {
+                            conn->cancel_query(); // PQcancel: safe from another thread
+                            return;
+                        }
+                        finished.wait_for(w, std::chrono::milliseconds(20));
+                    }
+                });
+            auto result = f(*lookupConn);
+            stopWatching();
+            return result;
         } catch (const SourceError&) {
+            stopWatching();
             lookupConn.reset();
             throw;
         } catch (const std::exception& e) {
+            stopWatching();
             lookupConn.reset();
+            if (cancel && *cancel)
+                throw SourceError("PostgreSQL: lookup cancelled");
             throw SourceError(std::string("PostgreSQL: ") + e.what());
         }
     }
@@ -566,7 +600,8 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
     sink.health({"postgres", true, "", nowMillis(), 0, {}});
 }
 
-ObservationBatch PostgresSource::fetchCalls(const std::vector<std::string>& callIds) {
+ObservationBatch PostgresSource::fetchCalls(const std::vector<std::string>& callIds,
+                                           const std::atomic<bool>* cancel) {
     ObservationBatch batch;
     if (callIds.empty())
         return batch;
@@ -585,12 +620,12 @@ ObservationBatch PostgresSource::fetchCalls(const std::vector<std::string>& call
                          batch, &Impl::addAttempt);
         }
         return 0;
-    });
+    }, cancel);
     return batch;
 }
 
 ObservationBatch PostgresSource::fetchByDigest(const std::string& digest, EpochMillis around,
-                                               Millis window) {
+                                               Millis window, const std::atomic<bool>* cancel) {
     const std::vector<std::string> ids = m->lookup([&](pqxx::connection& c) {
         std::vector<std::string> found;
         pqxx::work w(c);
@@ -602,11 +637,12 @@ ObservationBatch PostgresSource::fetchByDigest(const std::string& digest, EpochM
             found.push_back(row[0].as<std::string>());
         w.commit();
         return found;
-    });
-    return fetchCalls(ids);
+    }, cancel);
+    return fetchCalls(ids, cancel);
 }
 
-std::string PostgresSource::resultSnapshot(const std::string& callId) {
+std::string PostgresSource::resultSnapshot(const std::string& callId,
+                                           const std::atomic<bool>* cancel) {
     if (m->cfg.record.resultSnapshot.empty())
         return {};
     return m->lookup([&](pqxx::connection& c) {
@@ -615,7 +651,7 @@ std::string PostgresSource::resultSnapshot(const std::string& callId) {
                               "::text FROM " + m->recordTable + " WHERE " + m->recordCallId +
                               " = " + w.quote(callId));
         return r.empty() || r[0][0].is_null() ? std::string() : r[0][0].as<std::string>();
-    });
+    }, cancel);
 }
 
 void PostgresSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {

@@ -20,15 +20,20 @@ public:
     void follow(ObservationSink& sink, const std::atomic<bool>& stop) override;
 
     // Point reads by primary key / index, for callIds referenced elsewhere
-    // and for a cold drill-down (SPEC §4.3).
-    ObservationBatch fetchCalls(const std::vector<std::string>& callIds);
+    // and for a cold drill-down (SPEC §4.3). Each runs on a connection of its
+    // own (callable from any thread while following); `cancel` turning true
+    // cancels the query on the server, which then throws SourceError.
+    ObservationBatch fetchCalls(const std::vector<std::string>& callIds,
+                                const std::atomic<bool>* cancel = nullptr);
 
     // Records (and their attempts) with this request digest created within
     // `window` of `around`: the siblings of a key rotation.
-    ObservationBatch fetchByDigest(const std::string& digest, EpochMillis around, Millis window);
+    ObservationBatch fetchByDigest(const std::string& digest, EpochMillis around, Millis window,
+                                   const std::atomic<bool>* cancel = nullptr);
 
     // The result snapshot of one record ("" when none), for reports.
-    std::string resultSnapshot(const std::string& callId);
+    std::string resultSnapshot(const std::string& callId,
+                               const std::atomic<bool>* cancel = nullptr);
 
     // Connects and checks the mapping; throws SourceError.
     void connect();

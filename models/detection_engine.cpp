@@ -121,12 +121,10 @@ std::size_t DetectionEngine::forgetResolved(const CallStore& store, EpochMillis 
         const Anomaly& a = m_anomalies[k];
         gone[k] = !a.open && a.resolvedAt != kNoTime && a.resolvedAt < before;
     }
-    // Views keep what they were shown: the dashboard's window decides what it lists.
-    return forget(store, gone, false);
+    return forget(store, gone);
 }
 
-std::size_t DetectionEngine::forget(const CallStore& store, const std::vector<std::uint8_t>& gone,
-                                    bool announce) {
+std::size_t DetectionEngine::forget(const CallStore& store, const std::vector<std::uint8_t>& gone) {
     const auto forgotten = static_cast<std::size_t>(std::count(gone.begin(), gone.end(), 1));
     if (forgotten == 0)
         return 0;
@@ -135,7 +133,7 @@ std::size_t DetectionEngine::forget(const CallStore& store, const std::vector<st
     for (std::size_t k = 0; k < m_anomalies.size(); ++k) {
         if (!gone[k])
             kept.push_back(std::move(m_anomalies[k]));
-        else if (announce)
+        else
             m_changes.push_back({ChangeKind::Forgotten, std::move(m_anomalies[k])});
     }
     m_anomalies.swap(kept);
@@ -187,26 +185,51 @@ std::size_t DetectionEngine::memoryBytes() const {
 }
 
 std::size_t DetectionEngine::forgetOldest(const CallStore& store, std::size_t bytes,
-                                          std::size_t perCall) {
+                                          std::size_t perCall,
+                                          const std::vector<std::uint8_t>& leaving) {
     // Resolved before open, then oldest detected first.
     std::vector<std::pair<std::pair<bool, EpochMillis>, std::size_t>> order;
     order.reserve(m_anomalies.size());
     for (std::size_t k = 0; k < m_anomalies.size(); ++k)
         order.push_back({{m_anomalies[k].open, m_anomalies[k].detectedAt}, k});
     std::sort(order.begin(), order.end());
+    // The anomalies naming each call in memory, to forget those sharing a call together.
+    std::unordered_map<std::uint32_t, std::vector<std::size_t>> namedBy;
+    std::vector<std::vector<std::uint32_t>> callsOf(m_anomalies.size());
+    for (std::size_t k = 0; k < m_anomalies.size(); ++k)
+        for (const std::string& id : m_anomalies[k].callIds)
+            if (const std::uint32_t i = store.find(id); i != CallStore::npos) {
+                callsOf[k].push_back(i);
+                namedBy[i].push_back(k);
+            }
     std::vector<std::uint8_t> gone(m_anomalies.size(), 0);
+    std::unordered_set<std::uint32_t> freedCalls;
     std::size_t freed = 0;
-    for (const auto& [_, k] : order) {
+    for (const auto& [_, first] : order) {
         if (freed >= bytes)
             break;
-        const Anomaly& a = m_anomalies[k];
-        freed += anomalyBytes(a);
-        for (const std::string& id : a.callIds)
-            if (store.find(id) != CallStore::npos)
-                freed += perCall;
-        gone[k] = 1;
+        if (gone[first])
+            continue;
+        std::vector<std::size_t> group{first};
+        gone[first] = 1;
+        while (!group.empty()) {
+            const std::size_t k = group.back();
+            group.pop_back();
+            freed += anomalyBytes(m_anomalies[k]);
+            for (const std::uint32_t i : callsOf[k]) {
+                if (!freedCalls.insert(i).second)
+                    continue;
+                if (i >= leaving.size() || !leaving[i])
+                    freed += perCall;
+                for (const std::size_t other : namedBy[i])
+                    if (!gone[other]) {
+                        gone[other] = 1;
+                        group.push_back(other);
+                    }
+            }
+        }
     }
-    return forget(store, gone, true);
+    return forget(store, gone);
 }
 
 void DetectionEngine::schedule(std::uint32_t call, EpochMillis at) {

@@ -2,7 +2,8 @@
 // Every detection of SPEC §3 over the CallStore, incrementally: calls touched
 // by a batch are re-judged, and calls waiting on a threshold (stuck records,
 // missing receipts, waiting callers, orphan receipts) are re-judged when their
-// deadline passes. Anomalies open, change and resolve; none is dropped.
+// deadline passes. Anomalies open, change and resolve; live modes forget them
+// only after retention, or the oldest when the memory budget is reached.
 #include "models/anomaly.h"
 #include "models/call_store.h"
 
@@ -23,8 +24,8 @@ struct DetectionSources {
     bool callerEvents = true; // caller events are read
 };
 
-// Forgotten: the engine let the anomaly go (the oldest over the memory
-// budget); views drop it. Its opening was reported before.
+// Forgotten: the engine let the anomaly go (resolved longer ago than
+// retention keeps, or the oldest over the memory budget); views drop it.
 enum class ChangeKind : std::uint8_t { Opened, Changed, Resolved, Forgotten };
 
 struct AnomalyChange {
@@ -56,9 +57,12 @@ public:
     // Over the memory budget: forgets anomalies, resolved ones first, then
     // open ones, oldest detected first (live modes reported each when it
     // opened), until the estimate of what they and the calls only they name
-    // hold (`perCall` bytes a call) reaches `bytes`. Returns how many went;
-    // the calls no remaining anomaly names are no longer held.
-    std::size_t forgetOldest(const CallStore& store, std::size_t bytes, std::size_t perCall);
+    // hold (`perCall` bytes a call, not counting calls `leaving` anyway)
+    // reaches `bytes`. Anomalies sharing a call go together, so no call stays
+    // to re-open what was forgotten. Returns how many went; the calls no
+    // remaining anomaly names are no longer held.
+    std::size_t forgetOldest(const CallStore& store, std::size_t bytes, std::size_t perCall,
+                             const std::vector<std::uint8_t>& leaving);
 
     // Receipts were read over [from, to]: receipt_missing is judged only there.
     void setReceiptCoverage(EpochMillis from, EpochMillis to);
@@ -73,7 +77,8 @@ public:
     const std::vector<Anomaly>& anomalies() const { return m_anomalies; }
     std::vector<const Anomaly*> anomaliesOf(const std::string& callId) const;
     std::size_t openCount() const;
-    // Calls that an anomaly names stay in memory (SPEC §2 retention).
+    // Calls that an anomaly names stay in memory (SPEC §2 retention) until
+    // that anomaly is forgotten.
     bool holds(std::uint32_t call) const {
         return call < m_named.size() && m_named[call];
     }
@@ -115,10 +120,9 @@ private:
 
     Evidence evidenceOf(const CallStore& s, std::uint32_t call, const CallEvent& e) const;
     static std::string key(AnomalyKind k, const std::string& subject);
-    // Forgets the anomalies marked in `gone` (a Forgotten change for each when
-    // `announce`), rebuilding the index and the calls the others name.
-    std::size_t forget(const CallStore& store, const std::vector<std::uint8_t>& gone,
-                       bool announce);
+    // Forgets the anomalies marked in `gone` (a Forgotten change for each),
+    // rebuilding the index and the calls the others name.
+    std::size_t forget(const CallStore& store, const std::vector<std::uint8_t>& gone);
 
     DetectThresholds m_t;
     DetectionSources m_sources;

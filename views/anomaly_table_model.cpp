@@ -79,6 +79,31 @@ void AnomalyTableModel::dropRows(std::vector<int> rows) {
         return;
     std::sort(rows.begin(), rows.end());
     rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    std::size_t runs = 1;
+    for (std::size_t k = 1; k < rows.size(); ++k)
+        runs += rows[k] != rows[k - 1] + 1;
+    if (runs > 8) {
+        // Scattered (resolved anomalies are forgotten first): one pass, one reset,
+        // rather than a removal per run through every proxy.
+        beginResetModel();
+        std::vector<std::uint8_t> gone(m_rows.size(), 0);
+        for (const int r : rows)
+            gone[static_cast<std::size_t>(r)] = 1;
+        std::vector<Anomaly> kept;
+        kept.reserve(m_rows.size() - rows.size());
+        for (std::size_t r = 0; r < m_rows.size(); ++r) {
+            if (gone[r])
+                count(m_rows[r], -1);
+            else
+                kept.push_back(std::move(m_rows[r]));
+        }
+        m_rows.swap(kept);
+        m_rowOf.clear();
+        for (std::size_t r = 0; r < m_rows.size(); ++r)
+            m_rowOf.emplace(m_rows[r].id, static_cast<int>(r));
+        endResetModel();
+        return;
+    }
     // Back to front, one contiguous run at a time (the forgotten are mostly the oldest rows).
     for (std::size_t end = rows.size(); end > 0;) {
         std::size_t begin = end - 1;

@@ -1,6 +1,7 @@
 #pragma once
 // The anomalies as a table: one row per anomaly, open and resolved; updated
-// once per batch of changes (one insert for new rows, one dataChanged).
+// once per batch of changes (one insert for new rows, one dataChanged, and
+// removal of the anomalies the engine forgot).
 #include "models/anomaly.h"
 #include "models/detection_engine.h"
 

@@ -565,8 +565,8 @@ void MainWindow::updateHealth(const DashboardSnapshot& s) {
                        .arg(m_lastStats->storeBudget >> 20)
                        .arg(m_lastStats->storeBytes >> 20);
         if (m_lastStats->forgottenAnomalies > 0)
-            tip << tr("%1 oldest anomalies were forgotten: anomalies may hold half of the "
-                      "memory budget")
+            tip << tr("%1 oldest anomalies were forgotten with their calls: nothing else "
+                      "was left to evict within the memory budget")
                        .arg(m_lastStats->forgottenAnomalies);
         m_rejected->setToolTip(tip.isEmpty() ? tr("no malformed messages") : tip.join(QLatin1Char('\n')));
     }

@@ -131,20 +131,40 @@ TEST(AnomalyTable, ForgottenAnomaliesLeaveTheTable) {
     const auto all = sample();
     model.applyChanges({{ChangeKind::Forgotten, all[0].anomaly},
                         {ChangeKind::Forgotten, all[2].anomaly},
+                        {ChangeKind::Forgotten, all[1].anomaly}, // rows 0-2: one run
                         {ChangeKind::Opened, anomaly(5, AnomalyKind::StuckProcessing, Severity::Warning,
                                                      {"c-new"}, "api-1")},
                         {ChangeKind::Forgotten, anomaly(5, AnomalyKind::StuckProcessing,
                                                         Severity::Warning, {"c-new"}, "api-1")}});
-    ASSERT_EQ(model.rowCount(), 2);
-    EXPECT_EQ(model.anomaly(0).id, 2u);
-    EXPECT_EQ(model.anomaly(1).id, 4u);
+    ASSERT_EQ(model.rowCount(), 1);
+    EXPECT_EQ(model.anomaly(0).id, 4u);
     EXPECT_EQ(model.openCount(AnomalyKind::StuckProcessing), 0);
     EXPECT_EQ(model.openCount(AnomalyKind::OrphanReceipt), 0);
-    EXPECT_EQ(model.openCount(AnomalyKind::KeyRotation), 1);
-    Anomaly changed = model.anomaly(1); // rows found by id after the removal
+    EXPECT_EQ(model.openCount(AnomalyKind::KeyRotation), 0);
+    Anomaly changed = model.anomaly(0); // rows found by id after the removal
     changed.open = true;
     model.applyChanges({{ChangeKind::Changed, changed}});
     EXPECT_EQ(model.openCount(AnomalyKind::CallerStuck), 1);
+
+    // Scattered rows (every other one of 40): removed in one pass.
+    std::vector<AnomalyChange> many, forget;
+    for (std::uint64_t id = 10; id < 50; ++id) {
+        many.push_back({ChangeKind::Opened, anomaly(id, AnomalyKind::StuckProcessing,
+                                                    Severity::Warning, {"c" + std::to_string(id)}, "api-1")});
+        if (id % 2 == 0)
+            forget.push_back({ChangeKind::Forgotten, many.back().anomaly});
+    }
+    model.applyChanges(many);
+    ASSERT_EQ(model.rowCount(), 41);
+    model.applyChanges(forget);
+    ASSERT_EQ(model.rowCount(), 21);
+    EXPECT_EQ(model.openCount(AnomalyKind::StuckProcessing), 20);
+    for (int r = 1; r < model.rowCount(); ++r)
+        EXPECT_EQ(model.anomaly(r).id % 2, 1u);
+    changed = model.anomaly(20);
+    changed.open = false;
+    model.applyChanges({{ChangeKind::Resolved, changed}});
+    EXPECT_EQ(model.openCount(AnomalyKind::StuckProcessing), 19);
 }
 
 TEST(AnomalyTable, SortsFiltersAndOpensTheDrillDown) {

@@ -351,3 +351,27 @@ TEST(KafkaIngest, MessageWithoutTimestampCountsAsReadNow) {
     EXPECT_GE(sink.receipts[0].origin.kafkaTimestamp, before);
     EXPECT_LE(sink.receipts[0].origin.kafkaTimestamp, nowMillis());
 }
+
+// Stopping never waits out retries: brokers that do not answer, a cancel
+// after 300 ms (Ctrl+C, closing the dashboard), and the window gives up at
+// once and the source closes. It waited 20 retries of 10 s each before.
+TEST(KafkaIngest, CancelStopsAWindowWhoseBrokersDoNotAnswer) {
+    const TestStack s = TestStack::fresh("kafka_cancel");
+    KafkaConfig k = s.config.kafka;
+    k.receiptTopics = s.receiptTopic;
+    k.callerTopics = "";
+    k.brokers = "127.0.0.1:9"; // discard: nothing listens
+    const auto start = std::chrono::steady_clock::now();
+    {
+        KafkaSource source(k);
+        CollectingSink sink;
+        std::atomic<bool> cancel{false};
+        std::thread canceller([&] {
+            std::this_thread::sleep_for(300ms);
+            cancel = true;
+        });
+        EXPECT_THROW(source.loadWindow(nowMillis() - 60'000, kNoTime, sink, cancel), SourceError);
+        canceller.join();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 5s); // ~0.3 s and one metadata slice
+}

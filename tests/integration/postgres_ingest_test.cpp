@@ -345,11 +345,9 @@ TEST(PostgresIngest, AttemptsAreReReadOnlyWhileTheyCanStillFinish) {
         Follower f(source, sink);
         // Following starts with one look-back over clock_skew (the store
         // knows rows it has by id), then reads only what arrives.
-        std::this_thread::sleep_for(1000ms);
-        const std::size_t settled = delivered(sink);
-        EXPECT_LE(settled, 600u);
+        ASSERT_TRUE(sink.waitFor([&] { return sink.attempts.size() >= 600; }, 20s));
         std::this_thread::sleep_for(1500ms); // about fifteen polls
-        EXPECT_EQ(delivered(sink), settled) << "attempts delivered again while following";
+        EXPECT_EQ(delivered(sink), 600u) << "attempts delivered again while following";
     }
     {
         PostgresSource source(withAttempts(s, true));
@@ -372,4 +370,43 @@ TEST(PostgresIngest, AttemptsAreReReadOnlyWhileTheyCanStillFinish) {
         std::this_thread::sleep_for(1000ms);
         EXPECT_EQ(delivered(sink), settled);
     }
+}
+
+// A cancelled lookup (the dashboard's Cancel on a cold drill-down, Ctrl-C on
+// a report) stops on the server at once; it ran to the end before. The next
+// lookup works.
+TEST(PostgresIngest, ACancelledLookupStopsOnTheServer) {
+    const TestStack s = TestStack::fresh("pg_cancel");
+    exec(s.dsn, std::string("CREATE TABLE rec (") + kRecordColumns +
+                    ", created_at timestamptz, updated_at timestamptz, expire_at timestamptz);"
+                    "INSERT INTO rec VALUES ('slow','d','SUCCESS','','i',1, now(), now(), now()),"
+                    "('fast','d','SUCCESS','','i',1, now(), now(), now());"
+                    "CREATE FUNCTION slow_status(s text, id text) RETURNS text LANGUAGE plpgsql "
+                    "VOLATILE AS $$BEGIN IF id = 'slow' THEN PERFORM pg_sleep(20); END IF; "
+                    "RETURN s; END$$;"
+                    "CREATE VIEW rec_v AS SELECT call_id, request_digest, "
+                    "slow_status(status, call_id) AS status, result_snapshot, first_source, "
+                    "lock_version, created_at, updated_at, expire_at FROM rec");
+    PostgresSource source(recordsOnly(s, "rec_v"));
+    source.connect();
+    std::atomic<bool> cancel{false};
+    std::thread canceller([&] {
+        std::this_thread::sleep_for(300ms);
+        cancel = true;
+    });
+    const auto start = std::chrono::steady_clock::now();
+    std::string error;
+    try {
+        source.fetchCalls({"slow"}, &cancel);
+    } catch (const SourceError& e) {
+        error = e.what();
+    }
+    const auto took = std::chrono::steady_clock::now() - start;
+    canceller.join();
+    EXPECT_EQ(error, "PostgreSQL: lookup cancelled");
+    EXPECT_LT(took, 5s); // the query sleeps 20 s
+    std::atomic<bool> never{false};
+    const ObservationBatch b = source.fetchCalls({"fast"}, &never);
+    ASSERT_EQ(b.records.size(), 1u);
+    EXPECT_EQ(b.records[0].callId, "fast");
 }

@@ -52,17 +52,15 @@ TestStack TestStack::fresh(const std::string& name) {
 }
 
 // Config files written for a test binary's stacks, removed when it exits.
-static void removeWrittenConfigs();
 static std::vector<std::string>& writtenConfigs() {
-    static std::vector<std::string> paths = [] {
-        std::atexit(removeWrittenConfigs);
-        return std::vector<std::string>();
-    }();
-    return paths;
-}
-static void removeWrittenConfigs() {
-    for (const std::string& p : writtenConfigs())
-        std::remove(p.c_str());
+    static struct Files {
+        std::vector<std::string> paths;
+        ~Files() {
+            for (const std::string& p : paths)
+                std::remove(p.c_str());
+        }
+    } files;
+    return files.paths;
 }
 
 std::string TestStack::writeConfig(const std::string& extra) const {
