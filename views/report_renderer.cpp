@@ -14,6 +14,13 @@
 #include <QTextDocument>
 #include <QTextOption>
 
+#include <cerrno>
+#include <cstring>
+
+#ifdef Q_OS_UNIX
+#include <sys/stat.h>
+#endif
+
 namespace callscope {
 namespace {
 
@@ -347,6 +354,16 @@ bool writeReport(const Report& r, const QString& path, QString& error,
         error = QStringLiteral("cannot write ") + path + QStringLiteral(": ") + file.errorString();
         return false;
     }
+#ifdef Q_OS_UNIX
+    // Business data (result snapshots) is for the owner only, from the first
+    // byte: the file being written is made private before anything is in it.
+    if (r.payloadsIncluded && ::fchmod(file.handle(), S_IRUSR | S_IWUSR) != 0) {
+        error = QStringLiteral("cannot make ") + path + QStringLiteral(" private: ") +
+                QString::fromLocal8Bit(std::strerror(errno));
+        file.cancelWriting();
+        return false;
+    }
+#endif
     bool ok = false;
     if (path.endsWith(QLatin1String(".pdf"), Qt::CaseInsensitive)) {
         ok = paintPdf(r, &file, error, progress);

@@ -12,6 +12,8 @@
 
 #include <chrono>
 #include <set>
+
+#include <sys/stat.h>
 #include <thread>
 
 using namespace callscope;
@@ -114,6 +116,14 @@ TEST(Report, PayloadsOnlyWhenAskedFor) {
     EXPECT_EQ(readFile(redacted.path).find("DE89 3704"), std::string::npos);
     EXPECT_NE(readFile(full.path).find("DE89 3704"), std::string::npos);
     EXPECT_NE(readFile(full.path).find(R"("payloadsIncluded":true)"), std::string::npos);
+    // With payloads the file is the owner's alone, whatever the umask.
+    struct stat st {};
+    ASSERT_EQ(::stat(full.path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    const TempFile pdf("full.pdf");
+    ASSERT_EQ(report(pdf.path, "--include-payloads").exitCode, 0);
+    ASSERT_EQ(::stat(pdf.path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
 TEST(Report, HtmlStandsAloneWithVectorTimelines) {
