@@ -235,13 +235,17 @@ private:
                   "lock_version, created_at, updated_at, expire_at) VALUES ($1, $2, 'PROCESSING', "
                   "$3, 0, $4::timestamptz, $4::timestamptz, $5::timestamptz) "
                   "ON CONFLICT (call_id) DO NOTHING RETURNING lock_version");
-        // The bug behind concurrent_execution: the "placeholder" overwrites
-        // instead of failing on the unique key, so every request executes.
+        // The bug behind concurrent_execution: the "placeholder" overwrites a
+        // record still PROCESSING instead of failing on the unique key, so a
+        // retry executes while the first execution runs. A finished record is
+        // answered as usual: a retry that comes late (a loaded machine) is a
+        // replay, never an unlabelled second execution.
         c.prepare("broken_placeholder",
                   "INSERT INTO idempotent_record (call_id, request_digest, status, first_source, "
                   "lock_version, created_at, updated_at, expire_at) VALUES ($1, $2, 'PROCESSING', "
                   "$3, 0, $4::timestamptz, $4::timestamptz, $5::timestamptz) "
                   "ON CONFLICT (call_id) DO UPDATE SET updated_at = EXCLUDED.updated_at "
+                  "WHERE idempotent_record.status = 'PROCESSING' "
                   "RETURNING lock_version, status, (xmax::text <> '0')");
         c.prepare("lock_record",
                   "SELECT request_digest, status, lock_version, "
