@@ -14,7 +14,6 @@
 #include <QTextBrowser>
 
 #include <gtest/gtest.h>
-#include <pqxx/pqxx>
 
 using namespace callscope;
 using namespace callscope::test;
@@ -138,18 +137,7 @@ TEST(Dashboard, AppliesRetentionWhileFollowing) {
 // error, the dashboard goes on. libpqxx's exception escaped the slot before.
 TEST(Dashboard, ADatabaseErrorDuringExportIsReportedNotFatal) {
     TestStack s = TestStack::fresh("gui_pg_error");
-    {
-        pqxx::connection c(s.dsn);
-        pqxx::nontransaction w(c);
-        w.exec("CREATE TABLE rec (call_id text PRIMARY KEY, request_digest text, status text, "
-               "result_snapshot text, first_source text, lock_version int, created_at timestamptz, "
-               "updated_at timestamptz, expire_at timestamptz);"
-               "INSERT INTO rec VALUES ('boom', repeat('a', 64), 'PROCESSING', 'ok', 'api-1', 0, "
-               "now() - interval '10 min', now() - interval '10 min', now() + interval '1 day');"
-               "CREATE VIEW rec_v AS SELECT call_id, request_digest, status, "
-               "(length(result_snapshot) / (length(call_id) - 4))::text AS result_snapshot, "
-               "first_source, lock_version, created_at, updated_at, expire_at FROM rec");
-    }
+    createFailingSnapshotView(s.dsn);
     Config config = s.config;
     config.postgres.record.table = "rec_v";
     config.postgres.attempt.enabled = false;

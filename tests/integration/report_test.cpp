@@ -7,7 +7,6 @@
 #include "stack.h"
 
 #include <gtest/gtest.h>
-#include <pqxx/pqxx>
 #include <simdjson.h>
 
 #include <chrono>
@@ -181,18 +180,7 @@ TEST(Report, BadArgumentsAreRefused) {
 // libpqxx's exception escaped before and the process aborted.
 TEST(Report, ADatabaseErrorWhileReportingIsAnErrorNotACrash) {
     const TestStack s = TestStack::fresh("report_pg_error");
-    {
-        pqxx::connection c(s.dsn);
-        pqxx::nontransaction w(c);
-        w.exec("CREATE TABLE rec (call_id text PRIMARY KEY, request_digest text, status text, "
-               "result_snapshot text, first_source text, lock_version int, created_at timestamptz, "
-               "updated_at timestamptz, expire_at timestamptz);"
-               "INSERT INTO rec VALUES ('boom', repeat('a', 64), 'PROCESSING', 'ok', 'api-1', 0, "
-               "now() - interval '10 min', now() - interval '10 min', now() + interval '1 day');"
-               "CREATE VIEW rec_v AS SELECT call_id, request_digest, status, "
-               "(length(result_snapshot) / (length(call_id) - 4))::text AS result_snapshot, "
-               "first_source, lock_version, created_at, updated_at, expire_at FROM rec");
-    }
+    createFailingSnapshotView(s.dsn);
     const std::string config = s.writeConfig(
         "[postgres.record]\ntable = \"rec_v\"\n[postgres.attempt]\nenabled = false\n"
         "[detect]\nstuck_after = \"1m\"\n");

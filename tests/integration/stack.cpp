@@ -81,6 +81,19 @@ void restartService(const std::string& which) {
 
 std::string callscopeBinary() { return CALLSCOPE_BINARY; }
 
+void createFailingSnapshotView(const std::string& dsn) {
+    pqxx::connection c(dsn);
+    pqxx::nontransaction w(c);
+    w.exec("CREATE TABLE rec (call_id text PRIMARY KEY, request_digest text, status text, "
+           "result_snapshot text, first_source text, lock_version int, created_at timestamptz, "
+           "updated_at timestamptz, expire_at timestamptz);"
+           "INSERT INTO rec VALUES ('boom', repeat('a', 64), 'PROCESSING', 'ok', 'api-1', 0, "
+           "now() - interval '10 min', now() - interval '10 min', now() + interval '1 day');"
+           "CREATE VIEW rec_v AS SELECT call_id, request_digest, status, "
+           "(length(result_snapshot) / (length(call_id) - 4))::text AS result_snapshot, "
+           "first_source, lock_version, created_at, updated_at, expire_at FROM rec");
+}
+
 std::string tempPath(const std::string& name) {
     const char* dir = std::getenv("TMPDIR");
     return std::string(dir && *dir ? dir : "/tmp") + "/callscope-test-" +

@@ -24,6 +24,11 @@ struct TestStack {
     static TestStack fresh(const std::string& name);
 };
 
+// A record table `rec` holding one record 'boom' stuck in PROCESSING for 10
+// minutes, and a view `rec_v` over it whose result_snapshot divides by zero
+// for that row: reading the snapshot fails in the database, nothing else does.
+void createFailingSnapshotView(const std::string& dsn);
+
 // A path for a temporary file unique to this process.
 std::string tempPath(const std::string& name);
 
