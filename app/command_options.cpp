@@ -1,6 +1,7 @@
 #include "app/command_options.h"
 
 #include "models/duration.h"
+#include "models/visible_text.h"
 
 #include <filesystem>
 #include <iostream>
@@ -9,7 +10,7 @@ namespace callscope {
 
 int usageError(std::string_view command, std::string_view message) {
     const std::string who = command.empty() ? "callscope" : "callscope " + std::string(command);
-    std::cerr << who << ": " << message << "\n(" << (command.empty() ? "callscope --help" : who + " --help")
+    std::cerr << who << ": " << visibleText(message) << "\n(" << (command.empty() ? "callscope --help" : who + " --help")
               << " lists the options)\n";
     return ExitUsage;
 }
@@ -33,8 +34,8 @@ std::optional<Config> loadConfigOrReport(const std::optional<std::string>& path)
     ConfigResult r = loadConfigFile(file);
     if (!r.ok()) {
         for (const auto& e : r.errors)
-            std::cerr << "callscope: " << e.toString() << '\n';
-        std::cerr << "callscope: the config file " << file << " was refused\n";
+            std::cerr << "callscope: " << visibleText(e.toString()) << '\n';
+        std::cerr << "callscope: the config file " << visibleText(file) << " was refused\n";
         return std::nullopt;
     }
     return std::move(r.config);

@@ -5,7 +5,9 @@
 #include "app/command_options.h"
 #include "app/dashboard_controller.h"
 #include "app/demo_environment.h"
+#include "connectors/secrets.h"
 #include "connectors/simulator.h"
+#include "models/visible_text.h"
 #include "views/anomaly_table_model.h"
 #include "views/drilldown_view.h"
 #include "views/main_window.h"
@@ -108,9 +110,10 @@ std::optional<Config> loadConfigShown(const QString& path, QWidget* parent) {
     if (r.ok())
         return std::move(r.config);
     QStringList lines;
-    for (const auto& e : r.errors)
-        lines << QString::fromStdString(e.toString());
-    std::cerr << "callscope gui: " << lines.join(QLatin1Char('\n')).toStdString() << '\n';
+    for (const auto& e : r.errors) {
+        lines << QString::fromStdString(visibleText(e.toString()));
+        std::cerr << "callscope gui: " << lines.back().toStdString() << '\n';
+    }
     QMessageBox box(QMessageBox::Warning, QObject::tr("callscope"),
                     QObject::tr("The config file was refused."), QMessageBox::Ok, parent);
     box.setInformativeText(path);
@@ -207,7 +210,7 @@ int runDemoCommand(int argc, char** argv, const DemoOptions& options) {
     try {
         env = std::make_unique<DemoEnvironment>();
     } catch (const std::exception& e) {
-        std::cerr << "callscope demo: " << e.what() << '\n';
+        std::cerr << "callscope demo: " << visibleText(e.what()) << '\n';
         return ExitRuntime;
     }
     removeDemoOnSignal();
@@ -240,7 +243,7 @@ int runDemoCommand(int argc, char** argv, const DemoOptions& options) {
     stopSim = true;
     simulator.join();
     if (!simError.empty())
-        std::cerr << "callscope demo: simulator: " << simError << '\n';
+        std::cerr << "callscope demo: simulator: " << visibleText(simError) << '\n';
     return code;
 }
 

@@ -6,6 +6,7 @@
 #include "models/call_json.h"
 #include "models/diagnosis.h"
 #include "models/timeline.h"
+#include "models/visible_text.h"
 
 #include <algorithm>
 #include <chrono>
@@ -20,8 +21,12 @@ namespace {
 std::atomic<bool> g_stop{false};
 extern "C" void onStopSignal(int) { g_stop = true; }
 
+// Every string from a table, a message or a server's error text goes to the
+// terminal through this: control characters and escapes are shown, never sent.
+std::string shown(std::string_view text) { return visibleText(text); }
+
 int sourceError(const std::string& command, const SourceError& e) {
-    std::cerr << "callscope " << command << ": " << e.what() << '\n';
+    std::cerr << "callscope " << command << ": " << shown(e.what()) << '\n';
     return e.configError ? ExitUsage : ExitRuntime;
 }
 
@@ -31,7 +36,7 @@ void printGaps(const GapStats& g) {
     std::cerr << "callscope: " << g.lost()
               << " messages were deleted by retention before they were read:";
     for (const auto& [where, n] : g.lostByPartition)
-        std::cerr << ' ' << where << " (" << n << ")";
+        std::cerr << ' ' << shown(where) << " (" << n << ")";
     std::cerr << '\n';
 }
 
@@ -39,7 +44,7 @@ void printGaps(const GapStats& g) {
 // key_rotation): reported once, never grouped.
 void printPlaceholders(const std::vector<std::string>& list) {
     for (const auto& p : list)
-        std::cerr << "callscope: data quality: " << p << '\n';
+        std::cerr << "callscope: data quality: " << shown(p) << '\n';
 }
 
 void printRejects(const RejectStats& r) {
@@ -47,13 +52,13 @@ void printRejects(const RejectStats& r) {
         return;
     std::cerr << "callscope: " << r.total() << " messages or rows were rejected and skipped:";
     for (const auto& [reason, n] : r.byReason)
-        std::cerr << ' ' << reason << " (" << n << ")";
+        std::cerr << ' ' << shown(reason) << " (" << n << ")";
     std::cerr << '\n';
-    int shown = 0;
+    int printed = 0;
     for (const Rejection& x : r.samples) {
-        if (++shown > 5)
+        if (++printed > 5)
             break;
-        std::cerr << "  " << x.where << ": " << x.reason << ": " << x.sample << '\n';
+        std::cerr << "  " << shown(x.where) << ": " << shown(x.reason) << ": " << shown(x.sample) << '\n';
     }
 }
 
@@ -102,17 +107,17 @@ std::string summaryLine(const Monitor& m) {
 std::string readableAnomaly(const Anomaly& a) {
     std::string ids;
     for (const auto& id : a.callIds)
-        ids += (ids.empty() ? "" : ", ") + id;
+        ids += (ids.empty() ? "" : ", ") + shown(id);
     std::string out = "[" + std::string(toString(a.severity)) + "] " +
                       std::string(toString(a.kind)) + (a.open ? "" : " (resolved)") + "  " + ids +
-                      "\n    " + a.summary + "\n    first event " + formatIsoMillis(a.firstEventAt);
+                      "\n    " + shown(a.summary) + "\n    first event " + formatIsoMillis(a.firstEventAt);
     if (!a.instances.empty()) {
         out += "; instances";
         for (const auto& i : a.instances)
-            out += " " + i;
+            out += " " + shown(i);
     }
     for (const Evidence& e : a.evidence)
-        out += "\n      " + formatIsoMillis(e.at) + "  " + e.callId + "  " + e.what;
+        out += "\n      " + formatIsoMillis(e.at) + "  " + shown(e.callId) + "  " + shown(e.what);
     return out;
 }
 
@@ -213,7 +218,7 @@ int runWatchCommand(const WatchOptions& options) {
         } catch (const SourceError& e) {
             if (e.configError)
                 return sourceError("watch", e);
-            std::cerr << "callscope watch: " << e.what() << " (retrying in " << backoff / 1000
+            std::cerr << "callscope watch: " << shown(e.what()) << " (retrying in " << backoff / 1000
                       << " s)\n";
             for (std::int64_t waited = 0; waited < backoff && !g_stop; waited += 100)
                 std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -235,10 +240,10 @@ int runWatchCommand(const WatchOptions& options) {
             return sourceError("watch", e);
         }
         for (const SourceHealth& h : monitor.healthChanges())
-            std::cerr << "callscope watch: " << h.source << " "
-                      << (!h.connected       ? "DOWN: " + h.lastError
-                          : h.note.empty() ? std::string("connected")
-                                           : h.note)
+            std::cerr << "callscope watch: " << shown(h.source) << " "
+                      << shown(!h.connected       ? "DOWN: " + h.lastError
+                               : h.note.empty() ? std::string("connected")
+                                                : h.note)
                       << std::endl;
         printPlaceholders(monitor.takeNewPlaceholders());
         if (std::chrono::steady_clock::now() - lastRetention > std::chrono::seconds(60)) {
@@ -289,7 +294,7 @@ int runInspectCommand(const InspectOptions& options) {
         return sourceError("inspect", e);
     }
     if (i == CallStore::npos) {
-        std::cerr << "callscope inspect: nothing is known of callId " << callId
+        std::cerr << "callscope inspect: nothing is known of callId " << shown(callId)
                   << " (no record, no attempts, no messages on its partitions)\n";
         return ExitRuntime;
     }
@@ -307,10 +312,10 @@ int runInspectCommand(const InspectOptions& options) {
         std::cout << j << '\n';
         return ExitOk;
     }
-    std::cout << "callId " << t.callId << (t.bizNo.empty() ? "" : "   bizNo " + t.bizNo) << '\n';
+    std::cout << "callId " << shown(t.callId) << (t.bizNo.empty() ? "" : "   bizNo " + shown(t.bizNo)) << '\n';
     if (t.record.present)
-        std::cout << "record  " << t.record.status << "  digest " << shortDigest(t.record.digest)
-                  << "  first_source " << t.record.firstSource << "  lock_version "
+        std::cout << "record  " << shown(t.record.status) << "  digest " << shown(shortDigest(t.record.digest))
+                  << "  first_source " << shown(t.record.firstSource) << "  lock_version "
                   << t.record.lockVersion << "\n        created " << formatIsoMillis(t.record.createdAt)
                   << "  updated " << formatIsoMillis(t.record.updatedAt) << "  expires "
                   << (t.record.expireAt == kNoTime ? "?" : formatIsoMillis(t.record.expireAt)) << '\n';
@@ -318,13 +323,13 @@ int runInspectCommand(const InspectOptions& options) {
         std::cout << "record  none\n";
     std::cout << "\ntimeline\n";
     for (const TimelineEntry& e : t.entries)
-        std::cout << "  " << formatIsoMillis(e.at) << "  " << e.text << '\n';
+        std::cout << "  " << formatIsoMillis(e.at) << "  " << shown(e.text) << '\n';
     std::cout << "\nstate bands\n";
     for (const StateBand& b : t.bands) {
         char lane[16];
         std::snprintf(lane, sizeof lane, "%-8s", std::string(toString(b.lane)).c_str());
         std::cout << "  " << lane << formatIsoMillis(b.from) << " .. " << formatIsoMillis(b.to)
-                  << "  " << b.state << '\n';
+                  << "  " << shown(b.state) << '\n';
     }
     std::cout << "\nanomalies" << (anomalies.empty() ? ": none" : "") << '\n';
     for (const Anomaly* a : anomalies)
@@ -332,17 +337,17 @@ int runInspectCommand(const InspectOptions& options) {
     std::cout << "\ndiagnosis\n";
     int n = 0;
     for (const DiagnosisStep& s : d.steps)
-        std::cout << "  " << ++n << ". " << s.question << " " << s.answer
+        std::cout << "  " << ++n << ". " << shown(s.question) << " " << shown(s.answer)
                   << (s.decisive ? "  <- decisive" : "") << '\n';
-    std::cout << "  verdict: " << d.verdict << '\n';
+    std::cout << "  verdict: " << shown(d.verdict) << '\n';
     if (!d.siblingCallIds.empty()) {
         std::cout << "  sibling callIds:";
         for (const auto& s : d.siblingCallIds)
-            std::cout << ' ' << s;
+            std::cout << ' ' << shown(s);
         std::cout << '\n';
     }
     for (const Evidence& e : d.evidence)
-        std::cout << "    " << formatIsoMillis(e.at) << "  " << e.callId << "  " << e.what << '\n';
+        std::cout << "    " << formatIsoMillis(e.at) << "  " << shown(e.callId) << "  " << shown(e.what) << '\n';
     return ExitOk;
 }
 

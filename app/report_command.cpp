@@ -2,7 +2,9 @@
 #include "app/report_command.h"
 
 #include "app/command_options.h"
+#include "connectors/secrets.h"
 #include "models/diagnosis.h"
+#include "models/visible_text.h"
 #include "views/report_renderer.h"
 
 #include <QGuiApplication>
@@ -125,7 +127,7 @@ int runReportCommand(int argc, char** argv, const ReportOptions& options) {
             monitor.loadWindow(req.since, req.until, g_stop);
         report = buildReport(monitor, req, g_stop);
     } catch (const SourceError& e) {
-        std::cerr << "callscope report: " << e.what() << '\n';
+        std::cerr << "callscope report: " << visibleText(e.what()) << '\n';
         return e.configError ? ExitUsage : ExitRuntime;
     }
     if (g_stop) {
@@ -140,7 +142,7 @@ int runReportCommand(int argc, char** argv, const ReportOptions& options) {
     QString err;
     const auto progress = [](int, int) { return !g_stop.load(); };
     if (!writeReport(report, QString::fromStdString(out), err, progress)) {
-        std::cerr << "callscope report: " << err.toStdString() << '\n';
+        std::cerr << "callscope report: " << visibleText(err.toStdString()) << '\n';
         return ExitRuntime;
     }
     std::cerr << "callscope report: wrote " << out << " (" << report.anomalies.size()

@@ -1,7 +1,9 @@
 #include "app/sim_command.h"
 
 #include "app/command_options.h"
+#include "connectors/secrets.h"
 #include "connectors/simulator.h"
+#include "models/visible_text.h"
 
 #include <csignal>
 #include <cstdlib>
@@ -46,7 +48,7 @@ int runSimCommand(const SimCommandOptions& options) {
               << config->kafka.brokers << '\n';
     const SimResult r = runSimulation(*config, opt, &g_stop);
     if (!r.ok) {
-        std::cerr << "callscope sim: " << r.error << '\n';
+        std::cerr << "callscope sim: " << visibleText(r.error) << '\n';
         return ExitRuntime;
     }
     std::cout << toJsonLine(r.stats) << std::endl;

@@ -1,5 +1,6 @@
 #include "connectors/config.h"
 
+#include "connectors/secrets.h"
 #include "models/domain.h"
 
 #include <toml++/toml.h>
@@ -52,6 +53,16 @@ public:
             else
                 out = *v;
         }
+    }
+
+    // A libpq connection string: refused here, naming the key, when libpq
+    // cannot parse it (what it quotes is hidden: it may be a password).
+    void dsn(std::string_view key, std::string& out) {
+        const toml::node* n = m_table.get(key);
+        nonEmptyString(key, out);
+        if (n && !out.empty())
+            if (const auto problem = dsnProblem(out))
+                error(*n, key, "libpq cannot parse it: " + *problem);
     }
 
     void duration(std::string_view key, Millis& out) {
@@ -272,7 +283,7 @@ void readConfig(const toml::table& root, Config& c, std::vector<ConfigError>& er
                 const std::string& file) {
     TableReader top(root, "", errors, file);
     if (auto pg = top.table("postgres")) {
-        pg->nonEmptyString("dsn", c.postgres.dsn);
+        pg->dsn("dsn", c.postgres.dsn);
         pg->duration("poll_interval", c.postgres.pollInterval);
         pg->duration("statement_timeout", c.postgres.statementTimeout);
         pg->duration("clock_skew", c.postgres.clockSkew);
@@ -388,6 +399,41 @@ std::string ConfigError::toString() const {
     return out;
 }
 
+namespace {
+
+// toml++ quotes what it could not read; on a line that holds a secret (a DSN,
+// a password, a token, a key) that could be a piece of it, so it is hidden.
+std::string tomlProblem(const toml::parse_error& e, std::string_view text, int line) {
+    std::string what(e.description());
+    std::size_t from = 0;
+    for (int l = 1; l < line && from != std::string_view::npos; ++l) {
+        from = text.find('\n', from);
+        from = from == std::string_view::npos ? from : from + 1;
+    }
+    if (from == std::string_view::npos)
+        return what;
+    const std::string_view lineText = text.substr(from, text.find('\n', from) - from);
+    const std::size_t eq = lineText.find('=');
+    const std::string_view key = lineText.substr(0, eq);
+    if (!isSecretProperty(key) && key.find("dsn") == std::string_view::npos)
+        return what;
+    std::string out;
+    bool quoted = false;
+    for (const char c : what) {
+        if (c == '\'' || c == '"') {
+            out += c;
+            if (!quoted)
+                out += "\u2026";
+            quoted = !quoted;
+        } else if (!quoted) {
+            out += c;
+        }
+    }
+    return out + " (the value is not shown: the key holds a secret)";
+}
+
+} // namespace
+
 ConfigResult parseConfigText(std::string_view text, const std::string& path) {
     ConfigResult result;
     result.config.sourcePath = path;
@@ -397,8 +443,8 @@ ConfigResult parseConfigText(std::string_view text, const std::string& path) {
         std::stable_sort(result.errors.begin(), result.errors.end(),
                          [](const ConfigError& a, const ConfigError& b) { return a.line < b.line; });
     } catch (const toml::parse_error& e) {
-        result.errors.push_back({path, static_cast<int>(e.source().begin.line), "",
-                                 "not valid TOML: " + std::string(e.description())});
+        const int line = static_cast<int>(e.source().begin.line);
+        result.errors.push_back({path, line, "", "not valid TOML: " + tomlProblem(e, text, line)});
     }
     return result;
 }
@@ -420,51 +466,6 @@ std::string defaultConfigPath() {
         return std::string(x) + "/callscope/callscope.toml";
     const char* home = std::getenv("HOME");
     return std::string(home ? home : ".") + "/.config/callscope/callscope.toml";
-}
-
-std::string redactDsn(const std::string& dsn) {
-    // libpq keyword/value form: password=secret or password='se cret'
-    std::string out;
-    std::size_t i = 0;
-    while (i < dsn.size()) {
-        const std::size_t p = dsn.find("password", i);
-        if (p == std::string::npos) {
-            out += dsn.substr(i);
-            break;
-        }
-        std::size_t q = p + 8;
-        while (q < dsn.size() && dsn[q] == ' ')
-            ++q;
-        const bool keyword = (p == 0 || dsn[p - 1] == ' ') && q < dsn.size() && dsn[q] == '=';
-        if (!keyword) {
-            out += dsn.substr(i, q - i);
-            i = q;
-            continue;
-        }
-        out += dsn.substr(i, q + 1 - i) + "***";
-        ++q;
-        while (q < dsn.size() && dsn[q] == ' ')
-            ++q;
-        if (q < dsn.size() && dsn[q] == '\'') {
-            ++q;
-            while (q < dsn.size() && dsn[q] != '\'')
-                q += (dsn[q] == '\\') ? 2 : 1;
-            ++q;
-        } else {
-            while (q < dsn.size() && dsn[q] != ' ')
-                ++q;
-        }
-        i = q;
-    }
-    // URI form: postgresql://user:secret@host
-    const std::size_t scheme = out.find("://");
-    if (scheme != std::string::npos) {
-        const std::size_t at = out.find('@', scheme);
-        const std::size_t colon = out.find(':', scheme + 3);
-        if (at != std::string::npos && colon != std::string::npos && colon < at)
-            out.replace(colon + 1, at - colon - 1, "***");
-    }
-    return out;
 }
 
 } // namespace callscope

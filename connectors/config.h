@@ -138,7 +138,4 @@ ConfigResult parseConfigText(std::string_view text, const std::string& pathForMe
 // $XDG_CONFIG_HOME/callscope/callscope.toml (or ~/.config/...).
 std::string defaultConfigPath();
 
-// The DSN with any password=... value masked, for display.
-std::string redactDsn(const std::string& dsn);
-
 } // namespace callscope

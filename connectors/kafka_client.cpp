@@ -1,5 +1,7 @@
 #include "connectors/kafka_client.h"
 
+#include "connectors/secrets.h"
+
 #include <librdkafka/rdkafka.h>
 
 #include <atomic>
@@ -27,13 +29,18 @@ rd_kafka_conf_t* makeKafkaConf(const KafkaSettings& s, std::string& error) {
     char err[512];
     auto set = [&](const std::string& k, const std::string& v) {
         if (rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
-            error = "kafka property " + k + ": " + err;
+            // librdkafka's message can quote the value: not when it is a secret.
+            error = "kafka property " + k + ": " +
+                    (isSecretProperty(k) ? std::string("refused by librdkafka (the value is not "
+                                                       "shown: it holds a secret)")
+                                         : std::string(err));
             return false;
         }
         return true;
     };
-    // librdkafka's own log lines would interleave with callscope's output;
-    // connection trouble reaches the user through error callbacks as health.
+    // librdkafka's own log lines would interleave with callscope's output (and
+    // can quote configuration): none is printed. Connection trouble reaches the
+    // user through error callbacks as health, scrubbed of secret values.
     rd_kafka_conf_set_log_cb(conf, nullptr);
     if (!set("bootstrap.servers", s.brokers)) {
         rd_kafka_conf_destroy(conf);

@@ -2,6 +2,7 @@
 
 #include "connectors/kafka_client.h"
 #include "connectors/message_decoder.h"
+#include "connectors/secrets.h"
 
 #include <librdkafka/rdkafka.h>
 
@@ -62,11 +63,16 @@ struct PartitionKey {
 struct KafkaSource::Impl {
     Impl(const KafkaConfig& c, KafkaSourceOptions o)
         : cfg(c), options(o), decoder(c), receiptSpec(c.receiptTopics),
-          callerSpec(c.callerTopics) {}
+          callerSpec(c.callerTopics) {
+        for (const auto& [k, v] : c.properties)
+            if (isSecretProperty(k) && !v.empty())
+                secrets.push_back(v);
+    }
 
     ~Impl() { closeConsumer(rk); }
 
     KafkaConfig cfg;
+    std::vector<std::string> secrets; // values of secret properties, scrubbed from errors
     KafkaSourceOptions options;
     MessageDecoder decoder;
     TopicSpec receiptSpec, callerSpec;
@@ -86,8 +92,9 @@ struct KafkaSource::Impl {
     static void onError(rd_kafka_t*, int err, const char* reason, void* opaque) {
         auto* self = static_cast<Impl*>(opaque);
         std::lock_guard lock(self->errorMutex);
-        self->lastError = std::string("Kafka: ") + rd_kafka_err2str(rd_kafka_resp_err_t(err)) +
-                          ": " + reason;
+        self->lastError = scrubSecrets(std::string("Kafka: ") +
+                                           rd_kafka_err2str(rd_kafka_resp_err_t(err)) + ": " + reason,
+                                       self->secrets);
         if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT ||
             err == RD_KAFKA_RESP_ERR__RESOLVE) {
             self->brokersDown = true;

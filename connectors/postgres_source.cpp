@@ -2,6 +2,7 @@
 
 #include "connectors/copy_text.h"
 #include "connectors/message_decoder.h"
+#include "connectors/secrets.h"
 
 #include <pqxx/pqxx>
 
@@ -73,10 +74,12 @@ enum class TimeKind { TimestampTz, Timestamp, Epoch };
 
 struct PostgresSource::Impl {
     explicit Impl(const PostgresConfig& c)
-        : cfg(c), statusWords(c.record.statusValues, kRecordStatusNames),
+        : cfg(c), secrets(dsnSecrets(c.dsn)), statusWords(c.record.statusValues, kRecordStatusNames),
           outcomeWords(c.attempt.outcomeValues, kAttemptOutcomeNames) {}
 
     PostgresConfig cfg;
+    std::vector<std::string> secrets; // scrubbed from every error text libpq gives
+    std::string scrubbed(const char* what) const { return scrubSecrets(what, secrets); }
     WordMap<RecordStatus> statusWords;
     WordMap<AttemptOutcome> outcomeWords;
     // One connection per thread: `conn` belongs to the thread that loads and
@@ -119,7 +122,7 @@ struct PostgresSource::Impl {
             w.exec("SET statement_timeout = " + std::to_string(cfg.statementTimeout.count()));
             w.exec("SET application_name = 'callscope'");
         } catch (const std::exception& e) {
-            throw SourceError(std::string("PostgreSQL (") + redactDsn(cfg.dsn) + "): " + e.what());
+            throw SourceError("PostgreSQL (" + redactDsn(cfg.dsn) + "): " + scrubbed(e.what()));
         }
         std::lock_guard lock(prepareMutex);
         if (!prepared) {
@@ -177,7 +180,7 @@ struct PostgresSource::Impl {
             lookupConn.reset();
             if (cancel && *cancel)
                 throw SourceError("PostgreSQL: lookup cancelled");
-            throw SourceError(std::string("PostgreSQL: ") + e.what());
+            throw SourceError("PostgreSQL: " + scrubbed(e.what()));
         }
     }
 
@@ -594,7 +597,7 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
         throw;
     } catch (const std::exception& e) {
         m->conn.reset();
-        throw SourceError(std::string("PostgreSQL: ") + e.what());
+        throw SourceError("PostgreSQL: " + m->scrubbed(e.what()));
     }
     sink.recordCoverage(std::min(until, nowMillis()));
     sink.health({"postgres", true, "", nowMillis(), 0, {}});
@@ -683,7 +686,7 @@ void PostgresSource::follow(ObservationSink& sink, const std::atomic<bool>& stop
                 throw;
             down(e.what());
         } catch (const std::exception& e) {
-            down(std::string("PostgreSQL: ") + e.what());
+            down("PostgreSQL: " + m->scrubbed(e.what()));
         }
         if (!wasUp) {
             const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(backoffMs);

@@ -1,6 +1,7 @@
 #include "connectors/simulator.h"
 
 #include "connectors/kafka_client.h"
+#include "connectors/secrets.h"
 #include "connectors/sim_schema.h"
 #include "models/anomaly_json.h"
 #include "models/timestamp.h"

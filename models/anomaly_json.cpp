@@ -1,5 +1,7 @@
 #include "models/anomaly_json.h"
 
+#include "models/visible_text.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -23,7 +25,15 @@ void appendArray(std::string& out, const std::vector<std::string>& v) {
 
 } // namespace
 
-std::string jsonQuote(std::string_view text) {
+std::string jsonQuote(std::string_view raw) {
+    // JSON is Unicode: bytes that are not UTF-8 (a SQL_ASCII database, a
+    // message key) become U+FFFD rather than an unparseable line.
+    std::string fixed;
+    std::string_view text = raw;
+    if (!isValidUtf8(raw)) {
+        fixed = validUtf8(raw);
+        text = fixed;
+    }
     std::string out;
     out.reserve(text.size() + 2);
     out += '"';
@@ -35,7 +45,7 @@ std::string jsonQuote(std::string_view text) {
         case '\r': out += "\\r"; break;
         case '\t': out += "\\t"; break;
         default:
-            if (static_cast<unsigned char>(c) < 0x20) {
+            if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
                 char buf[8];
                 std::snprintf(buf, sizeof buf, "\\u%04x", c);
                 out += buf;

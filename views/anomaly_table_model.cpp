@@ -7,7 +7,15 @@
 namespace callscope {
 namespace {
 
+// As shown (control characters escaped) and as stored (for filters and lookups).
 QString join(const std::vector<std::string>& v, const char* sep = ", ") {
+    QStringList l;
+    for (const auto& s : v)
+        l << shownText(s);
+    return l.join(QString::fromUtf8(sep));
+}
+
+QString rawJoin(const std::vector<std::string>& v, const char* sep) {
     QStringList l;
     for (const auto& s : v)
         l << qs(s);
@@ -156,7 +164,7 @@ QVariant AnomalyTableModel::data(const QModelIndex& index, int role) const {
         case CallIds: return join(a.callIds);
         case Instances: return join(a.instances);
         case Age: return age((a.open ? m_now : a.resolvedAt) - a.firstEventAt);
-        case Summary: return qs(a.summary);
+        case Summary: return shownText(a.summary);
         }
         break;
     case SortRole:
@@ -174,16 +182,17 @@ QVariant AnomalyTableModel::data(const QModelIndex& index, int role) const {
         break;
     case Qt::ToolTipRole:
         if (index.column() == Summary || index.column() == CallIds)
-            return QString(qs(a.summary) + QStringLiteral("\n") + join(a.callIds, "\n"));
+            return plainTip(shownText(a.summary) + QStringLiteral("\n") + join(a.callIds, "\n"));
         break;
-    case CallIdRole: return a.callIds.empty() ? QString() : qs(a.callIds.front());
+    case CallIdRole: return a.callIds.empty() ? QString() : qs(a.callIds.front()); // raw: a lookup key
     case KindRole: return qs(toString(a.kind));
     case SeverityRole: return static_cast<int>(a.severity);
     case OpenRole: return a.open;
-    case InstancesRole: return join(a.instances, "\n");
+    case InstancesRole: return rawJoin(a.instances, "\n");
     case SearchTextRole:
-        return QString(join(a.callIds, " ") + QLatin1Char(' ') + join(a.instances, " ") +
-                       QLatin1Char(' ') + qs(a.summary) + QLatin1Char(' ') + join(a.digests, " "));
+        return QString(rawJoin(a.callIds, " ") + QLatin1Char(' ') + rawJoin(a.instances, " ") +
+                       QLatin1Char(' ') + qs(a.summary) + QLatin1Char(' ') +
+                       rawJoin(a.digests, " "));
     }
     return {};
 }

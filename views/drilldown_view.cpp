@@ -14,12 +14,20 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QTextBrowser>
+#include <QUrl>
 #include <QVBoxLayout>
 
 namespace callscope {
 namespace {
 
-QString esc(const std::string& s) { return qs(s).toHtmlEscaped(); }
+QString esc(const std::string& s) { return htmlText(s); }
+
+// A link that opens a callId: the id itself, percent-encoded, whatever it holds.
+QString callLink(const std::string& id) {
+    return QStringLiteral("<a href=\"call:") +
+           QString::fromLatin1(QUrl::toPercentEncoding(qs(id))) + QStringLiteral("\">") + esc(id) +
+           QStringLiteral("</a> ");
+}
 QString when(EpochMillis t) { return t == kNoTime ? QStringLiteral("\u2014") : qs(formatIsoMillis(t)); }
 
 } // namespace
@@ -48,6 +56,7 @@ DrilldownView::DrilldownView(QWidget* parent)
     tf.setPointSizeF(tf.pointSizeF() * 1.2);
     m_title->setFont(tf);
     m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_title->setTextFormat(Qt::PlainText); // it shows callIds: data, never markup
     auto* outline = new QHBoxLayout;
     outline->addWidget(m_title, 1);
     outline->addWidget(new QLabel(tr("Outline evidence of:"), this));
@@ -77,7 +86,7 @@ DrilldownView::DrilldownView(QWidget* parent)
             [this] { QApplication::clipboard()->setText(m_callId); });
     connect(m_details, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
         if (url.scheme() == QLatin1String("call"))
-            lookup(url.path());
+            lookup(url.path(QUrl::FullyDecoded));
     });
     connect(m_anomaly, &QComboBox::currentIndexChanged, this, [this](int i) {
         QSet<QString> keys;
@@ -105,7 +114,7 @@ void DrilldownView::lookup(const QString& query) {
         return;
     m_search->setText(q);
     setBusy(true);
-    m_title->setText(tr("Looking up %1\u2026").arg(q));
+    m_title->setText(tr("Looking up %1\u2026").arg(shownText(q.toStdString())));
     emit callRequested(q, ++m_generation);
 }
 
@@ -114,7 +123,7 @@ void DrilldownView::showDetail(const CallDetail& d) {
         return; // superseded by a later lookup
     setBusy(false);
     if (!d.found) {
-        m_title->setText(qs(d.message));
+        m_title->setText(shownText(d.message));
         m_timeline->clear();
         m_details->clear();
         return;
@@ -123,9 +132,10 @@ void DrilldownView::showDetail(const CallDetail& d) {
     emit callShown(m_callId);
     m_current = d.timeline;
     m_anomalies = d.anomalies;
-    m_title->setText(m_callId + (d.timeline.bizNo.empty() ? QString()
-                                                          : QStringLiteral("   bizNo ") +
-                                                                qs(d.timeline.bizNo)));
+    m_title->setText(shownText(d.timeline.callId) +
+                     (d.timeline.bizNo.empty()
+                          ? QString()
+                          : QStringLiteral("   bizNo ") + shownText(d.timeline.bizNo)));
     m_anomaly->blockSignals(true);
     m_anomaly->clear();
     m_anomaly->addItem(tr("(none)"));
@@ -153,15 +163,13 @@ QString DrilldownView::detailsHtml(const CallDetail& d) const {
     if (!d.diagnosis.siblingCallIds.empty()) {
         h += QStringLiteral("<p>Sibling callIds (same request under another key): ");
         for (const auto& id : d.diagnosis.siblingCallIds)
-            h += QStringLiteral("<a href=\"call:") + esc(id) + QStringLiteral("\">") + esc(id) +
-                 QStringLiteral("</a> ");
+            h += callLink(id);
         h += QStringLiteral("</p>");
     }
     if (d.otherMatches.size() > 1) {
         h += QStringLiteral("<p>This bizNo names several callIds: ");
         for (const auto& id : d.otherMatches)
-            h += QStringLiteral("<a href=\"call:") + esc(id) + QStringLiteral("\">") + esc(id) +
-                 QStringLiteral("</a> ");
+            h += callLink(id);
         h += QStringLiteral("</p>");
     }
     if (!d.diagnosis.evidence.empty()) {

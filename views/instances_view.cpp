@@ -38,7 +38,7 @@ QVariant InstanceTableModel::data(const QModelIndex& index, int role) const {
     const InstanceStats& s = m_rows[static_cast<std::size_t>(index.row())];
     if (role == Qt::DisplayRole || role == SortRole) {
         switch (index.column()) {
-        case Instance: return qs(s.instance);
+        case Instance: return role == SortRole ? qs(s.instance) : shownText(s.instance);
         case Calls: return s.calls;
         case Retries: return s.retries;
         case DuplicateCallers: return s.duplicateCallers;

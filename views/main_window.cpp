@@ -86,6 +86,7 @@ MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
     bar->addWidget(m_kafka);
     bar->addWidget(new QLabel(QStringLiteral("  "), this));
     bar->addWidget(m_rejected);
+    m_status->setTextFormat(Qt::PlainText); // server errors quote data
     statusBar()->addWidget(m_status, 1);
 
     createMenus();
@@ -206,6 +207,7 @@ void MainWindow::setSources(const QString& sourcesText) {
     // The title bar is plain text: no escaping, but one line.
     QString title = sourcesText;
     title.replace(QLatin1Char('\n'), QLatin1Char(' '));
+    title = shownText(title.toStdString());
     setWindowTitle(QStringLiteral("callscope \u2014 ") + title);
 }
 
@@ -431,11 +433,17 @@ void MainWindow::takeCall(std::shared_ptr<const CallDetail> detail) {
         m_drilldown->showDetail(*detail);
 }
 
-void MainWindow::setStatus(const QString& message) { m_status->setText(message); }
+void MainWindow::setStatus(const QString& message) {
+    QString line = message;
+    line.replace(QLatin1Char('\n'), QLatin1Char(' '));
+    m_status->setText(shownText(line.toStdString()));
+}
 
 void MainWindow::showFatal(const QString& message) {
-    m_status->setText(message);
-    QMessageBox::critical(this, tr("callscope"), message);
+    setStatus(message);
+    QMessageBox box(QMessageBox::Critical, tr("callscope"), message, QMessageBox::Ok, this);
+    box.setTextFormat(Qt::PlainText); // server errors quote data
+    box.exec();
 }
 
 void MainWindow::flush() { applyPending(); }
@@ -534,10 +542,10 @@ void MainWindow::updateHealth(const DashboardSnapshot& s) {
         if (src.source == "kafka" && src.connected && src.lag > 0)
             text += tr(" (lag %1)").arg(src.lag);
         l->setText(text);
-        QString tip = src.connected ? tr("connected") : qs(src.lastError);
+        QString tip = src.connected ? tr("connected") : shownText(src.lastError);
         if (!src.note.empty())
-            tip += QLatin1Char('\n') + qs(src.note);
-        l->setToolTip(tip);
+            tip += QLatin1Char('\n') + shownText(src.note);
+        l->setToolTip(plainTip(tip));
     }
     if (m_lastStats) {
         std::int64_t lost = 0;
@@ -553,11 +561,13 @@ void MainWindow::updateHealth(const DashboardSnapshot& s) {
         m_rejected->setText(text);
         QStringList tip;
         for (const auto& [reason, n] : m_lastStats->rejectedByReason)
-            tip << qs(reason) + QStringLiteral(": ") + QString::number(n);
+            tip << shownText(reason) + QStringLiteral(": ") + QString::number(n);
         for (const auto& x : m_lastStats->rejectedSamples)
-            tip << qs(x);
+            tip << shownText(x);
         for (const auto& [where, n] : m_lastStats->lostByPartition)
-            tip << tr("%1: %2 messages deleted by retention before they were read").arg(qs(where)).arg(n);
+            tip << tr("%1: %2 messages deleted by retention before they were read")
+                       .arg(shownText(where))
+                       .arg(n);
         if (m_lastStats->evictedOverBudget > 0)
             tip << tr("%1 calls left memory early: the store reached its budget of %2 MiB "
                       "([store] max_bytes); it holds %3 MiB")
@@ -568,7 +578,8 @@ void MainWindow::updateHealth(const DashboardSnapshot& s) {
             tip << tr("%1 oldest anomalies were forgotten with their calls: nothing else "
                       "was left to evict within the memory budget")
                        .arg(m_lastStats->forgottenAnomalies);
-        m_rejected->setToolTip(tip.isEmpty() ? tr("no malformed messages") : tip.join(QLatin1Char('\n')));
+        m_rejected->setToolTip(tip.isEmpty() ? tr("no malformed messages")
+                                             : plainTip(tip.join(QLatin1Char('\n'))));
     }
 }
 

@@ -182,8 +182,8 @@ void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>&
     if (!s.rejectedSamples.empty()) {
         QStringList tip;
         for (const auto& x : s.rejectedSamples)
-            tip << qs(x);
-        m_rejected->setToolTip(tip.join(QLatin1Char('\n')));
+            tip << shownText(x);
+        m_rejected->setToolTip(plainTip(tip.join(QLatin1Char('\n'))));
     }
 
     m_points.push_back({s.at, {s.receiptsPerSec, s.attemptsPerSec, s.callerEventsPerSec,

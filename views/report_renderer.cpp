@@ -24,7 +24,7 @@
 namespace callscope {
 namespace {
 
-QString esc(const std::string& s) { return qs(s).toHtmlEscaped(); }
+QString esc(const std::string& s) { return htmlText(s); }
 QString when(EpochMillis t) { return t == kNoTime ? QStringLiteral("\u2014") : qs(formatIsoMillis(t)); }
 
 QString localTime(EpochMillis t) {
@@ -249,7 +249,7 @@ private:
         m_painter.setFont(f);
         m_painter.setPen(QColor(0x55, 0x55, 0x55));
         m_painter.drawText(QRectF(m_page.left(), m_page.top(), m_page.width(), 16), Qt::AlignLeft | Qt::AlignVCenter,
-                           qs(m_report.title) + QStringLiteral(" \u2014 window ") + when(m_report.from) +
+                           shownText(m_report.title) + QStringLiteral(" \u2014 window ") + when(m_report.from) +
                                QStringLiteral(" \u2013 ") + when(m_report.to));
         m_painter.drawLine(QPointF(m_page.left(), m_page.top() + 18), QPointF(m_page.right(), m_page.top() + 18));
         m_painter.drawText(QRectF(m_page.left(), m_page.bottom() - 14, m_page.width(), 14), Qt::AlignCenter,
@@ -275,7 +275,8 @@ QString timelineSvg(const CallTimeline& t, const QSet<QString>& outlined, double
     svg.setOutputDevice(&buffer);
     svg.setSize(QSize(int(width), int(kTimelineHeight)));
     svg.setViewBox(QRect(0, 0, int(width), int(kTimelineHeight)));
-    svg.setTitle(QStringLiteral("timeline of ") + qs(t.callId));
+    // No setTitle: Qt 6.4 writes the title into <title> unescaped (fixed only in
+    // 6.5), and a callId is whatever a producer put in a message. It is set below.
     {
         QPainter p(&svg);
         const TimelineLayout layout = TimelineLayout::forRect(QRectF(0, 0, width, kTimelineHeight));
@@ -284,7 +285,15 @@ QString timelineSvg(const CallTimeline& t, const QSet<QString>& outlined, double
     QString s = QString::fromUtf8(buffer.data());
     // Inline in HTML: no XML prolog or doctype.
     const int at = s.indexOf(QStringLiteral("<svg"));
-    return at >= 0 ? s.mid(at) : s;
+    if (at > 0)
+        s = s.mid(at);
+    const QString title = QStringLiteral("<title>timeline of ") + esc(t.callId) +
+                          QStringLiteral("</title>");
+    const QString empty = QStringLiteral("<title></title>");
+    const int titleAt = s.indexOf(empty);
+    if (titleAt >= 0)
+        s.replace(titleAt, empty.size(), title);
+    return s;
 }
 
 namespace {
@@ -294,7 +303,7 @@ bool paintPdf(const Report& r, QIODevice* device, QString& error, const ReportPr
     writer.setPageSize(QPageSize(QPageSize::A4));
     writer.setPageMargins(QMarginsF(14, 12, 14, 12), QPageLayout::Millimeter);
     writer.setResolution(96); // painter units close to screen pixels; output stays vector
-    writer.setTitle(qs(r.title));
+    writer.setTitle(shownText(r.title));
     writer.setCreator(QStringLiteral("callscope"));
     PdfFlow flow(writer, r);
     if (!flow.ok()) {

@@ -154,7 +154,7 @@ void paintTimeline(QPainter& p, const TimelineLayout& l, const CallTimeline& t,
         if (r.width() > 60) {
             p.setPen(Qt::white);
             p.drawText(r.adjusted(4, 0, -4, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                       p.fontMetrics().elidedText(qs(b.state), Qt::ElideRight, int(r.width() - 8)));
+                       p.fontMetrics().elidedText(shownText(b.state), Qt::ElideRight, int(r.width() - 8)));
         }
     }
 

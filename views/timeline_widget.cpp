@@ -117,11 +117,11 @@ bool TimelineWidget::event(QEvent* e) {
         }
         const TimelineEntry& x = m_timeline.entries[static_cast<std::size_t>(k)];
         QString tip = QStringLiteral("<b>") + qs(formatIsoMillis(x.at)) + QStringLiteral("</b><br>") +
-                      qs(x.text).toHtmlEscaped();
+                      htmlText(x.text);
         if (x.until != kNoTime)
             tip += QStringLiteral("<br>finished ") + qs(formatIsoMillis(x.until));
         if (!x.digest.empty())
-            tip += QStringLiteral("<br>digest <tt>") + qs(x.digest) + QStringLiteral("</tt>");
+            tip += QStringLiteral("<br>digest <tt>") + htmlText(x.digest) + QStringLiteral("</tt>");
         QToolTip::showText(help->globalPos(), tip, this);
         return true;
     }

@@ -122,7 +122,7 @@ call_id = "id"
 }
 
 TEST(Config, UnknownKeysAreRefusedWithLineAndKey) {
-    EXPECT_EQ(firstError("[postgres]\ndsn = \"x\"\npoll_intervall = \"1s\"\n"),
+    EXPECT_EQ(firstError("[postgres]\ndsn = \"host=x\"\npoll_intervall = \"1s\"\n"),
               "t.toml:3: postgres.poll_intervall: unknown key");
     EXPECT_EQ(firstError("\n[kafak]\nbrokers = \"x\"\n"), "t.toml:2: kafak: unknown key");
     EXPECT_EQ(firstError("[postgres.record]\n\ncolumn = \"x\"\n"),
@@ -186,13 +186,4 @@ TEST(Config, MissingFileIsAnError) {
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.errors.front().toString(),
               "/nonexistent/callscope.toml: cannot read the config file");
-}
-
-TEST(Config, PasswordsAreMaskedForDisplay) {
-    EXPECT_EQ(redactDsn("host=db password=s3cret user=ro"), "host=db password=*** user=ro");
-    EXPECT_EQ(redactDsn("host=db password = 'a b\\' c' user=ro"),
-              "host=db password =*** user=ro");
-    EXPECT_EQ(redactDsn("postgresql://ro:s3cret@db:5432/orders"),
-              "postgresql://ro:***@db:5432/orders");
-    EXPECT_EQ(redactDsn("host=db user=ro"), "host=db user=ro");
 }
