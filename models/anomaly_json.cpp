@@ -37,7 +37,24 @@ std::string jsonQuote(std::string_view raw) {
     std::string out;
     out.reserve(text.size() + 2);
     out += '"';
-    for (const char c : text) {
+    char buf[8];
+    for (std::size_t i = 0; i < text.size();) {
+        const char c = text[i];
+        if (static_cast<unsigned char>(c) >= 0x80) {
+            // Controls and bidi overrides as \u escapes: the same string for a
+            // parser, nothing a terminal or a viewer acts on.
+            char32_t cp = 0;
+            const int n = utf8At(text, i, cp);
+            if (isControlOrBidi(cp)) {
+                std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+                out += buf;
+            } else {
+                out.append(text.substr(i, n));
+            }
+            i += n;
+            continue;
+        }
+        ++i;
         switch (c) {
         case '"': out += "\\\""; break;
         case '\\': out += "\\\\"; break;
@@ -46,7 +63,6 @@ std::string jsonQuote(std::string_view raw) {
         case '\t': out += "\\t"; break;
         default:
             if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-                char buf[8];
                 std::snprintf(buf, sizeof buf, "\\u%04x", c);
                 out += buf;
             } else {

@@ -49,6 +49,12 @@ bool mustEscape(char32_t cp) {
 
 } // namespace
 
+int utf8At(std::string_view text, std::size_t i, char32_t& codePoint) {
+    return decode(text, i, codePoint);
+}
+
+bool isControlOrBidi(char32_t codePoint) { return mustEscape(codePoint); }
+
 bool needsVisibleEscape(std::string_view text) {
     for (std::size_t i = 0; i < text.size();) {
         const auto c = static_cast<unsigned char>(text[i]);

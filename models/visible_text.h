@@ -23,6 +23,13 @@ std::string visibleText(std::string_view text);
 // True when visibleText would change the text.
 bool needsVisibleEscape(std::string_view text);
 
+// The valid UTF-8 sequence at text[i]: its length (1..4) and code point, or
+// 0 when the bytes there are not one.
+int utf8At(std::string_view text, std::size_t i, char32_t& codePoint);
+
+// True for the code points visibleText escapes (controls, bidi, separators).
+bool isControlOrBidi(char32_t codePoint);
+
 // True when the text is valid UTF-8.
 bool isValidUtf8(std::string_view text);
 

@@ -74,8 +74,13 @@ DrilldownView::DrilldownView(QWidget* parent)
     layout->addLayout(outline);
     layout->addWidget(split, 1);
 
-    connect(m_search, &QLineEdit::returnPressed, this, [this] { lookup(m_search->text()); });
-    connect(m_go, &QPushButton::clicked, this, [this] { lookup(m_search->text()); });
+    // The box shows a looked-up id in its visible form; unedited, it still
+    // means the raw id (which may hold control characters).
+    const auto typed = [this] {
+        lookup(m_search->text() == m_queryShown ? m_query : m_search->text());
+    };
+    connect(m_search, &QLineEdit::returnPressed, this, typed);
+    connect(m_go, &QPushButton::clicked, this, typed);
     connect(m_cancel, &QPushButton::clicked, this, [this] {
         ++m_generation; // the answer of the cancelled lookup is dropped
         emit cancelRequested();
@@ -112,9 +117,11 @@ void DrilldownView::lookup(const QString& query) {
     const QString q = query.trimmed();
     if (q.isEmpty())
         return;
-    m_search->setText(q);
+    m_query = q;
+    m_queryShown = shownText(q.toStdString());
+    m_search->setText(m_queryShown);
     setBusy(true);
-    m_title->setText(tr("Looking up %1\u2026").arg(shownText(q.toStdString())));
+    m_title->setText(tr("Looking up %1\u2026").arg(m_queryShown));
     emit callRequested(q, ++m_generation);
 }
 

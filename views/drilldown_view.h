@@ -29,6 +29,7 @@ public:
     QString currentCallId() const { return m_callId; }
     TimelineWidget* timeline() const { return m_timeline; }
     QTextBrowser* details() const { return m_details; }
+    QLabel* title() const { return m_title; }
     QSplitter* splitter() const { return m_splitter; } // timeline over details
 
 signals:
@@ -50,6 +51,7 @@ private:
     QTextBrowser* m_details;
     QSplitter* m_splitter;
     std::uint64_t m_generation = 0;
+    QString m_query, m_queryShown; // the last lookup, raw and as the search box shows it
     QString m_callId;
     std::vector<Anomaly> m_anomalies;
     CallTimeline m_current;

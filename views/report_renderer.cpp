@@ -287,12 +287,11 @@ QString timelineSvg(const CallTimeline& t, const QSet<QString>& outlined, double
     const int at = s.indexOf(QStringLiteral("<svg"));
     if (at > 0)
         s = s.mid(at);
-    const QString title = QStringLiteral("<title>timeline of ") + esc(t.callId) +
-                          QStringLiteral("</title>");
-    const QString empty = QStringLiteral("<title></title>");
-    const int titleAt = s.indexOf(empty);
-    if (titleAt >= 0)
-        s.replace(titleAt, empty.size(), title);
+    // The title goes first inside <svg ...>, escaped.
+    const int open = s.indexOf(QLatin1Char('>'), s.indexOf(QStringLiteral("<svg")));
+    if (open >= 0)
+        s.insert(open + 1, QStringLiteral("\n<title>timeline of ") + esc(t.callId) +
+                               QStringLiteral("</title>"));
     return s;
 }
 

@@ -233,9 +233,10 @@ void paintTimeline(QPainter& p, const TimelineLayout& l, const CallTimeline& t,
         p.setBrush(c);
         p.drawEllipse(QPointF(lx + 5, l.legendRow.center().y()), 4.5, 4.5);
         p.setPen(text);
-        const double w = p.fontMetrics().horizontalAdvance(inst) + 24;
+        const QString shown = shownText(inst.toStdString()); // data: escapes shown, not acted on
+        const double w = p.fontMetrics().horizontalAdvance(shown) + 24;
         p.drawText(QRectF(lx + 13, l.legendRow.top(), w, l.legendRow.height()),
-                   Qt::AlignVCenter | Qt::AlignLeft, inst);
+                   Qt::AlignVCenter | Qt::AlignLeft, shown);
         lx += w;
     }
     p.restore();

@@ -6,14 +6,17 @@
 #include "sim_data.h"
 #include "stack.h"
 #include "views/anomaly_table_model.h"
+#include "models/visible_text.h"
 #include "views/drilldown_view.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QLabel>
+#include <QLineEdit>
 #include <QTextBrowser>
 
 #include <gtest/gtest.h>
+#include <pqxx/pqxx>
 
 using namespace callscope;
 using namespace callscope::test;
@@ -160,6 +163,69 @@ TEST(Dashboard, ADatabaseErrorDuringExportIsReportedNotFatal) {
     const int before = snapshots;
     EXPECT_TRUE(waitFor([&] { return snapshots > before; }, 10'000)); // still following
     backend.stop();
+}
+
+// A callId, an instance and a bizNo holding markup, terminal escapes, a bidi
+// override and a forged line (issue 10): the drill-down's title is plain text
+// and shows them escaped, its details hold no element the data made, and the
+// anomaly table shows the escaped form while the raw id still opens the call.
+TEST(Dashboard, TheDrillDownShowsHostileStringsAsText) {
+    TestStack s = TestStack::fresh("gui_hostile");
+    const std::string id = "x</title><img src=x onerror=alert(1)>\x1b[2J\u202Eexe\nFAKE";
+    const std::string instance = "<b>api</b>\x1b]0;owned\x07";
+    {
+        pqxx::connection c(s.dsn);
+        pqxx::work w(c);
+        w.exec(readFile(std::string(CALLSCOPE_SOURCE_DIR) + "/resources/schema.sql"));
+        w.exec_params("INSERT INTO idempotent_record VALUES ($1, repeat('d', 64), 'PROCESSING', "
+                      "NULL, $2, 0, now() - interval '10 min', now() - interval '10 min', "
+                      "now() + interval '1 day')",
+                      id, instance);
+        w.exec_params("INSERT INTO idempotent_attempt (call_id, request_digest, source_instance, "
+                      "outcome, arrived_at) VALUES ($1, repeat('d', 64), $2, 'EXECUTED', "
+                      "now() - interval '10 min')",
+                      id, instance);
+        w.commit();
+    }
+    Config config = s.config;
+    config.kafka.receiptTopics = "";
+    config.kafka.callerTopics = "";
+    config.detect.stuckAfter = Millis{60'000};
+    MainWindow window(QStringLiteral("test stack"));
+    window.resize(1400, 900);
+    DashboardController dashboard(config, {}, &window);
+    dashboard.start(nowMillis() - 3'600'000);
+    window.show();
+    ASSERT_TRUE(waitFor([&] { window.flush(); return window.anomalyModel()->rowCount() >= 1; },
+                        30'000));
+    const QModelIndex callIds = window.anomalyModel()->index(0, AnomalyTableModel::CallIds);
+    EXPECT_EQ(callIds.data().toString().toStdString(), visibleText(id));
+    EXPECT_EQ(callIds.data(AnomalyTableModel::CallIdRole).toString().toStdString(), id);
+
+    window.openCall(QString::fromStdString(id));
+    ASSERT_TRUE(waitFor([&] { return window.drilldown()->currentCallId().toStdString() == id; },
+                        20'000));
+    QLabel* title = window.drilldown()->title();
+    EXPECT_EQ(title->textFormat(), Qt::PlainText);
+    EXPECT_TRUE(title->text().toStdString().find(visibleText(id)) == 0) << visibleText(title->text().toStdString());
+    const QString html = window.drilldown()->details()->toHtml();
+    EXPECT_FALSE(html.contains(QStringLiteral("<img"))) << html.toStdString();
+    EXPECT_FALSE(html.contains(QStringLiteral("<b>api")));
+    const QString text = window.drilldown()->details()->toPlainText();
+    EXPECT_TRUE(text.contains(QStringLiteral("<b>api</b>\\x1b]0;owned\\x07"))) << text.toStdString();
+    EXPECT_FALSE(text.contains(QChar(0x1b)));
+    EXPECT_FALSE(text.contains(QChar(0x202e)));
+    // The search box shows the visible form; Enter on it still opens the raw id.
+    auto* box = window.drilldown()->findChild<QLineEdit*>();
+    ASSERT_TRUE(box);
+    EXPECT_EQ(box->text().toStdString(), visibleText(id));
+    const auto before = window.drilldown()->generation();
+    emit box->returnPressed();
+    ASSERT_TRUE(waitFor([&] { return !window.drilldown()->title()->text().startsWith(QStringLiteral("Looking")); }, 20'000));
+    EXPECT_GT(window.drilldown()->generation(), before);
+    EXPECT_EQ(window.drilldown()->currentCallId().toStdString(), id);
+    EXPECT_TRUE(window.drilldown()->title()->text().startsWith(QString::fromStdString(visibleText(id))));
+    window.grab().save(QStringLiteral("gui-stack-hostile.png"));
 }
 
 int main(int argc, char** argv) {

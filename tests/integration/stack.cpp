@@ -29,6 +29,17 @@ std::atomic<int> g_counter{0};
 
 } // namespace
 
+std::string withDatabase(const std::string& adminDsn, const std::string& db) {
+    // The stack's admin DSN names dbname=postgres and carries its credentials.
+    const std::string from = "dbname=postgres";
+    const std::size_t at = adminDsn.find(from);
+    if (at == std::string::npos)
+        throw std::runtime_error("CALLSCOPE_PG_ADMIN_DSN does not name dbname=postgres");
+    std::string dsn = adminDsn;
+    dsn.replace(at, from.size(), "dbname=" + db);
+    return dsn;
+}
+
 TestStack TestStack::fresh(const std::string& name) {
     TestStack s;
     s.adminDsn = env("CALLSCOPE_PG_ADMIN_DSN");
@@ -42,7 +53,7 @@ TestStack TestStack::fresh(const std::string& name) {
         w.exec("DROP DATABASE IF EXISTS " + c.quote_name(db));
         w.exec("CREATE DATABASE " + c.quote_name(db));
     }
-    s.dsn = "host=127.0.0.1 port=" + env("CALLSCOPE_PG_PORT") + " dbname=" + db + " user=postgres";
+    s.dsn = withDatabase(s.adminDsn, db);
     s.receiptTopic = "receipts.t-" + unique;
     s.callerTopic = "caller-events.t-" + unique;
     s.config.postgres.dsn = s.dsn;

@@ -29,6 +29,9 @@ struct TestStack {
 // for that row: reading the snapshot fails in the database, nothing else does.
 void createFailingSnapshotView(const std::string& dsn);
 
+// The stack's admin DSN pointed at another database (same server, credentials).
+std::string withDatabase(const std::string& adminDsn, const std::string& db);
+
 // A path for a temporary file unique to this process.
 std::string tempPath(const std::string& name);
 

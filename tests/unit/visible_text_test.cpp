@@ -46,4 +46,6 @@ TEST(VisibleText, LongTextStaysWhole) {
 TEST(VisibleText, JsonIsValidUtf8WithEveryControlEscaped) {
     EXPECT_EQ(jsonQuote("a\xff\x1b\x7f\"\\"), "\"a\xef\xbf\xbd\\u001b\\u007f\\\"\\\\\"");
     EXPECT_EQ(jsonQuote("заказ\n"), "\"заказ\\n\"");
+    // Losslessly: a parser reads the same string back.
+    EXPECT_EQ(jsonQuote("a\u202Eb\xc2\x9b\u2028"), "\"a\\u202eb\\u009b\\u2028\"");
 }
