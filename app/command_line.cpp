@@ -282,6 +282,10 @@ void defineSim(CLI::App& app, SimCommandOptions& o) {
                    "servers that follow the callId / idempotency record / receipt protocol.");
     SimOptions& sim = o.sim;
     addConfig(s, o.config);
+    s->add_option("--allow-writes", sim.allowWritesTo,
+                  "required: the database the config's DSN connects to, which sim may write "
+                  "into (it refuses any other, and tables and topics it did not create)")
+        ->type_name("DBNAME");
     addDuration(s, "--duration", sim.duration, "how long new business actions start");
     s->add_option("--rate", sim.rate, "new business actions per second over all callers")
         ->check(quiet(CLI::PositiveNumber & CLI::Range(0.0, 100000.0)))

@@ -8,37 +8,19 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pwd.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 namespace callscope {
 namespace {
 
-std::string g_cleanup; // the shell command that stops PostgreSQL and removes the dir
+// A signal only records itself; the main thread sees it, closes the dashboard
+// and the destructors stop PostgreSQL and remove the directory.
+volatile std::sig_atomic_t g_signal = 0;
+extern "C" void onDemoSignal(int sig) { g_signal = sig; }
 
-extern "C" void onDemoSignal(int sig) {
-    if (!g_cleanup.empty())
-        (void)!std::system(g_cleanup.c_str());
-    std::signal(sig, SIG_DFL);
-    std::raise(sig);
-}
-
-int freePort() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-        throw std::runtime_error("no free port on 127.0.0.1");
-    const int port = ntohs(a.sin_port);
-    ::close(fd);
-    return port;
-}
+// The socket lives in the private directory: the port only names the file.
+constexpr int kPort = 5432;
 
 std::string pgBin() {
     std::string best;
@@ -75,12 +57,12 @@ struct DemoEnvironment::Impl {
             std::error_code ec;
             std::filesystem::remove_all(dir, ec);
         }
-        g_cleanup.clear();
     }
 };
 
 DemoEnvironment::DemoEnvironment() : m(std::make_unique<Impl>()) {
     m->bin = pgBin();
+    // mkdtemp makes the directory 0700: only its owner reaches the socket.
     char tmpl[] = "/tmp/callscope-demo-XXXXXX";
     if (!::mkdtemp(tmpl))
         throw std::runtime_error("cannot make a temporary directory");
@@ -92,14 +74,15 @@ DemoEnvironment::DemoEnvironment() : m(std::make_unique<Impl>()) {
         run("chown postgres: " + m->dir);
         m->asPg = "runuser -u postgres -- ";
     }
-    g_cleanup = m->asPg + m->bin + "/pg_ctl -D " + m->dir + "/data -m immediate -w stop >/dev/null 2>&1; rm -rf " + m->dir;
-    if (run(m->asPg + m->bin + "/initdb -D " + m->dir + "/data -U postgres --auth=trust -E UTF8 " +
-            "--locale=C.UTF-8 >" + m->dir + "/initdb.log 2>&1") != 0)
+    // No TCP at all: the server listens only on a Unix socket inside the
+    // private directory, so trust there means "whoever owns the directory".
+    if (run(m->asPg + m->bin + "/initdb -D " + m->dir + "/data -U postgres --auth-local=trust " +
+            "--auth-host=reject -E UTF8 --locale=C.UTF-8 >" + m->dir + "/initdb.log 2>&1") != 0)
         throw std::runtime_error("initdb failed; see " + m->dir + "/initdb.log");
-    m->port = freePort();
+    m->port = kPort;
     if (run(m->asPg + m->bin + "/pg_ctl -D " + m->dir + "/data -l " + m->dir + "/server.log -w -t 60 " +
             "-o \"-p " + std::to_string(m->port) + " -k " + m->dir +
-            " -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off\" start >/dev/null") != 0)
+            " -c listen_addresses='' -c fsync=off -c synchronous_commit=off\" start >/dev/null") != 0)
         throw std::runtime_error("PostgreSQL did not start; see " + m->dir + "/server.log");
 
     char err[512];
@@ -120,7 +103,8 @@ DemoEnvironment::~DemoEnvironment() = default;
 
 Config DemoEnvironment::config() const {
     Config c;
-    c.postgres.dsn = "host=127.0.0.1 port=" + std::to_string(m->port) + " dbname=postgres user=postgres";
+    c.postgres.dsn = "host=" + m->dir + " port=" + std::to_string(m->port) + " dbname=" +
+                     kDatabase + " user=postgres";
     c.postgres.pollInterval = Millis{500};
     c.kafka.brokers = m->brokers;
     c.kafka.callerTopics = kCallerTopic;
@@ -131,9 +115,11 @@ Config DemoEnvironment::config() const {
     return c;
 }
 
-void removeDemoOnSignal() {
+void recordDemoSignals() {
     std::signal(SIGINT, onDemoSignal);
     std::signal(SIGTERM, onDemoSignal);
 }
+
+bool demoSignalled() { return g_signal != 0; }
 
 } // namespace callscope

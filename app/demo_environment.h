@@ -22,13 +22,16 @@ public:
     Config config() const;
     static constexpr const char* kReceiptTopic = "receipts.demo";
     static constexpr const char* kCallerTopic = "caller-events";
+    static constexpr const char* kDatabase = "postgres"; // the simulator may write here
 
 private:
     struct Impl;
     std::unique_ptr<Impl> m;
 };
 
-// Stops the demo's PostgreSQL on SIGINT/SIGTERM too (installed by the demo).
-void removeDemoOnSignal();
+// SIGINT/SIGTERM only set a flag (demoSignalled); the demo's main thread
+// polls it, closes the dashboard, and the destructors clean up.
+void recordDemoSignals();
+bool demoSignalled();
 
 } // namespace callscope

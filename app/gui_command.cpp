@@ -24,7 +24,9 @@
 #include <QThread>
 #include <QTimer>
 
+#include <future>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 namespace callscope {
@@ -213,7 +215,9 @@ int runDemoCommand(int argc, char** argv, const DemoOptions& options) {
         std::cerr << "callscope demo: " << visibleText(e.what()) << '\n';
         return ExitRuntime;
     }
-    removeDemoOnSignal();
+    recordDemoSignals();
+    if (demoSignalled())
+        return ExitRuntime; // interrupted while starting: the destructor cleans up
     const Config config = env->config();
     // The simulator runs until the dashboard closes, with every fault kind on.
     std::atomic<bool> stopSim{false};
@@ -225,19 +229,34 @@ int runDemoCommand(int argc, char** argv, const DemoOptions& options) {
         sim.faults[static_cast<AnomalyKind>(i)] = 0.006;
     sim.receiptTopic = DemoEnvironment::kReceiptTopic;
     sim.createTopics = false;
+    sim.allowWritesTo = DemoEnvironment::kDatabase;
     sim.drainTimeout = Millis{1000};
     std::string simError;
+    // The dashboard opens once the simulator has made its tables and topics
+    // (or has failed): it would refuse a database without them.
+    std::promise<void> prepared;
+    std::once_flag preparedOnce;
+    const auto markPrepared = [&] { std::call_once(preparedOnce, [&] { prepared.set_value(); }); };
+    sim.ready = markPrepared;
     std::thread simulator([&] {
         const SimResult r = runSimulation(config, sim, &stopSim);
         if (!r.ok)
             simError = r.error;
+        markPrepared();
     });
+    prepared.get_future().wait_for(std::chrono::seconds(60));
     std::cerr << "callscope demo: PostgreSQL " << redactDsn(config.postgres.dsn) << ", mock Kafka "
               << config.kafka.brokers << "; simulating with every anomaly kind\n";
     const QString dir = QString::fromStdString(options.screenshotDir);
     int code = ExitRuntime;
     {
         const auto app = makeApplication(argc, argv, !dir.isEmpty());
+        QTimer signalWatch;
+        QObject::connect(&signalWatch, &QTimer::timeout, [] {
+            if (demoSignalled())
+                QCoreApplication::quit();
+        });
+        signalWatch.start(200);
         code = runDashboard(config, {}, MonitorOptions{true}, 0, {}, dir, options.afterSeconds);
     }
     stopSim = true;

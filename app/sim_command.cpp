@@ -49,7 +49,7 @@ int runSimCommand(const SimCommandOptions& options) {
     const SimResult r = runSimulation(*config, opt, &g_stop);
     if (!r.ok) {
         std::cerr << "callscope sim: " << visibleText(r.error) << '\n';
-        return ExitRuntime;
+        return r.refused ? ExitUsage : ExitRuntime;
     }
     std::cout << toJsonLine(r.stats) << std::endl;
     return ExitOk;

@@ -116,7 +116,7 @@ bool KafkaProducer::flush(int timeoutMs) {
 std::int64_t KafkaProducer::deliveryFailures() const { return g_deliveryFailures.load(); }
 
 bool ensureTopics(const KafkaSettings& s, const std::vector<std::string>& topics, int partitions,
-                  std::string& error) {
+                  std::string& error, std::vector<std::string>* existed) {
     rd_kafka_conf_t* conf = makeKafkaConf(s, error);
     if (!conf)
         return false;
@@ -147,6 +147,8 @@ bool ensureTopics(const KafkaSettings& s, const std::vector<std::string>& topics
         const rd_kafka_topic_result_t** results = rd_kafka_CreateTopics_result_topics(res, &n);
         for (size_t i = 0; i < n; ++i) {
             const auto e = rd_kafka_topic_result_error(results[i]);
+            if (e == RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS && existed)
+                existed->emplace_back(rd_kafka_topic_result_name(results[i]));
             if (e && e != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
                 error = std::string(rd_kafka_topic_result_name(results[i])) + ": " +
                         rd_kafka_topic_result_error_string(results[i]);

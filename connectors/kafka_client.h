@@ -61,9 +61,10 @@ private:
     rd_kafka_s* m_rk;
 };
 
-// Creates the topics that do not exist yet (others are left as they are).
+// Creates the topics that do not exist yet (others are left as they are and,
+// when `existed` is given, named there).
 bool ensureTopics(const KafkaSettings& settings, const std::vector<std::string>& topics,
-                  int partitions, std::string& error);
+                  int partitions, std::string& error, std::vector<std::string>* existed = nullptr);
 
 struct KafkaMessage {
     std::string topic;

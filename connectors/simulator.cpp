@@ -1036,16 +1036,84 @@ private:
     std::unique_ptr<KafkaPartitionReader> m_reader;
 };
 
-bool prepareDatabase(const std::string& dsn, std::string& error) {
+// What marks a table or a topic as the simulator's own: the comment on its
+// tables, and a row per topic it created in callscope_sim_topics.
+constexpr const char* kSimMarker = "callscope sim: synthetic data, safe to delete";
+constexpr const char* kSimTables[] = {"idempotent_record", "idempotent_attempt",
+                                      "callscope_sim_outbox", "callscope_sim_topics"};
+
+// The simulator never writes into a database it was not pointed at by name,
+// nor into tables it did not create: a production config passed by mistake
+// is refused before the first write.
+bool prepareDatabase(const std::string& dsn, const std::string& allowWritesTo,
+                     std::string& error, bool& refused) {
+    const std::vector<std::string> secrets = dsnSecrets(dsn);
     try {
         pqxx::connection c(dsn);
+        const std::string db = c.dbname();
+        if (allowWritesTo.empty()) {
+            error = "sim writes synthetic records into the database \"" + db +
+                    "\" and deletes expired ones: say that it may with --allow-writes " + db;
+            refused = true;
+            return false;
+        }
+        if (allowWritesTo != db) {
+            error = "--allow-writes names \"" + allowWritesTo + "\" but the config's DSN connects to \"" +
+                    db + "\": nothing was written";
+            refused = true;
+            return false;
+        }
         pqxx::work w(c);
+        for (const char* table : kSimTables) {
+            const pqxx::row r = w.exec_params1(
+                "SELECT to_regclass($1) IS NOT NULL, "
+                "coalesce(obj_description(to_regclass($1), 'pg_class'), '')",
+                std::string(table));
+            if (r[0].as<bool>() && r[1].as<std::string>() != kSimMarker) {
+                error = "table " + std::string(table) + " in database \"" + db +
+                        "\" was not made by callscope sim (it carries no sim marker): sim writes "
+                        "only into tables it created; point it at a database of its own";
+                refused = true;
+                return false;
+            }
+        }
         w.exec(std::string(kReferenceSchemaSql));
         w.exec(std::string(kSimOutboxSql));
+        w.exec("CREATE TABLE IF NOT EXISTS callscope_sim_topics (topic text PRIMARY KEY, "
+               "created_at timestamptz NOT NULL DEFAULT now())");
+        for (const char* table : kSimTables)
+            w.exec("COMMENT ON TABLE " + w.quote_name(table) + " IS " + w.quote(kSimMarker));
         w.commit();
         return true;
     } catch (const std::exception& e) {
-        error = std::string("PostgreSQL (") + redactDsn(dsn) + "): " + e.what();
+        error = "PostgreSQL (" + redactDsn(dsn) + "): " + scrubSecrets(e.what(), secrets);
+        return false;
+    }
+}
+
+// Topics the simulator may write: the ones it has just created (recorded as
+// its own) and the ones it created before; any other existing topic is refused.
+bool claimTopics(const std::string& dsn, const std::vector<std::string>& created,
+                 const std::vector<std::string>& existed, std::string& error, bool& refused) {
+    try {
+        pqxx::connection c(dsn);
+        pqxx::work w(c);
+        for (const std::string& t : created)
+            w.exec_params("INSERT INTO callscope_sim_topics (topic) VALUES ($1) ON CONFLICT DO NOTHING",
+                          t);
+        bool ok = true;
+        for (const std::string& t : existed)
+            if (ok && w.exec_params("SELECT 1 FROM callscope_sim_topics WHERE topic = $1", t).empty()) {
+                error = "topic " + t + " exists and was not created by callscope sim: sim writes "
+                        "only into topics it created; name another with --receipt-topic / "
+                        "--caller-topic";
+                ok = false;
+                refused = true;
+            }
+        w.commit();
+        return ok;
+    } catch (const std::exception& e) {
+        error = "PostgreSQL (" + redactDsn(dsn) + "): " + scrubSecrets(e.what(), dsnSecrets(dsn));
         return false;
     }
 }
@@ -1070,16 +1138,25 @@ SimResult runSimulation(const Config& config, const SimOptions& opt,
         std::mt19937_64 r(opt.seed ^ static_cast<std::uint64_t>(nowMillis()));
         ctx.runId = randomHex(r, 6);
     }
-    if (!prepareDatabase(config.postgres.dsn, result.error))
+    if (!prepareDatabase(config.postgres.dsn, opt.allowWritesTo, result.error, result.refused))
         return result;
 
     KafkaSettings ks{config.kafka.brokers, config.kafka.properties, config.kafka.partitioner};
     std::vector<std::string> topics{opt.receiptTopic};
     if (!ctx.callerTopic.empty())
         topics.push_back(ctx.callerTopic);
-    if (opt.createTopics && !ensureTopics(ks, topics, opt.partitions, result.error)) {
-        result.error = "Kafka (" + config.kafka.brokers + "): " + result.error;
-        return result;
+    if (opt.createTopics) {
+        std::vector<std::string> existed;
+        if (!ensureTopics(ks, topics, opt.partitions, result.error, &existed)) {
+            result.error = "Kafka (" + config.kafka.brokers + "): " + result.error;
+            return result;
+        }
+        std::vector<std::string> created;
+        for (const std::string& t : topics)
+            if (std::find(existed.begin(), existed.end(), t) == existed.end())
+                created.push_back(t);
+        if (!claimTopics(config.postgres.dsn, created, existed, result.error, result.refused))
+            return result;
     }
     auto producer = KafkaProducer::create(ks, result.error);
     if (!producer)
@@ -1088,6 +1165,8 @@ SimResult runSimulation(const Config& config, const SimOptions& opt,
     auto reader = KafkaPartitionReader::create(ks, result.error);
     if (!reader || !reader->assignWholeTopic(opt.receiptTopic, true, result.error))
         return result;
+    if (opt.ready)
+        opt.ready();
 
     for (int i = 0; i < opt.servers; ++i)
         ctx.servers.push_back(

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -33,6 +34,13 @@ struct SimOptions {
     Millis drainTimeout{30'000};
     double workScale = 1.0; // scales the servers' simulated work (0.01 for bulk data)
     bool createTopics = true; // false when the topics exist (the demo's mock cluster)
+    // The simulator writes (and deletes expired rows) only when told which
+    // database it may write into: the name the config's DSN connects to. It
+    // then writes only into tables and topics it created (marked as its own).
+    std::string allowWritesTo;
+    // Called once the tables and topics exist, before traffic starts (the demo
+    // opens its dashboard then: it refuses a database without the tables).
+    std::function<void()> ready;
 };
 
 struct SimStats {
@@ -50,6 +58,7 @@ struct SimStats {
 
 struct SimResult {
     bool ok = false;
+    bool refused = false; // not allowed to write there (see SimOptions::allowWritesTo)
     std::string error;
     SimStats stats;
 };

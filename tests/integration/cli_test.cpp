@@ -53,7 +53,8 @@ TEST(Cli, SimFillsTheTablesAndTopicsAndWritesTheTruth) {
     const TempFile truth("cli-truth.jsonl");
     const CommandResult r =
         runCommand(kBin + " sim --config " + config.path + " --duration 2s --rate 25 --fault all=0.04" +
-                   " --receipt-topic " + stack.receiptTopic + " --truth " + truth.path);
+                   " --receipt-topic " + stack.receiptTopic + " --truth " + truth.path +
+                   " --allow-writes " + stack.database);
     ASSERT_EQ(r.exitCode, 0) << r.err;
     EXPECT_EQ(r.out.rfind(R"({"type":"sim_summary","calls":)", 0), 0u) << r.out;
     const std::string t = readFile(truth.path);
@@ -65,6 +66,71 @@ TEST(Cli, SimFillsTheTablesAndTopicsAndWritesTheTruth) {
     const CommandResult msgs = runCommand("kcat -C -e -q -b " + stack.brokers + " -t " +
                                           stack.receiptTopic + " -f 'x\\n' | wc -l");
     EXPECT_GT(std::stoi(msgs.out), 20) << msgs.err;
+}
+
+// Pointed at a production config by mistake, sim writes nothing (issue 10):
+// it needs --allow-writes naming the database the DSN connects to, and even
+// then writes only into tables and topics it made itself.
+TEST(Cli, SimRefusesToWriteWhereItWasNotToldToOrIntoWhatItDidNotMake) {
+    TestStack stack = TestStack::fresh("cli_refuse");
+    const TempFile config("refuse.toml", "[postgres]\ndsn = \"" + stack.dsn + "\"\n[kafka]\nbrokers = \"" +
+                                             stack.brokers + "\"\ncaller_topics = \"" +
+                                             stack.callerTopic + "\"\n");
+    const std::string sim = kBin + " sim --config " + config.path + " --duration 1s --rate 5" +
+                            " --receipt-topic " + stack.receiptTopic;
+    const auto tables = [&] {
+        return runCommand("psql -X -A -t -c \"select count(*) from pg_tables where tablename "
+                          "like 'idempotent%' or tablename like 'callscope_sim%'\" '" +
+                          stack.dsn + "'")
+            .out;
+    };
+    // Not told at all, or told another name: refused before the first write.
+    for (const std::string& extra : {std::string(), std::string(" --allow-writes orders")}) {
+        const CommandResult r = runCommand(sim + extra);
+        EXPECT_EQ(r.exitCode, 2) << r.err;
+        EXPECT_NE(r.err.find("--allow-writes"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find(stack.database), std::string::npos) << r.err;
+        EXPECT_EQ(tables(), "0\n");
+    }
+    // The real tables of a deployment (no sim marker): refused, rows untouched.
+    const std::string schema = std::string(CALLSCOPE_SOURCE_DIR) + "/resources/schema.sql";
+    ASSERT_EQ(runCommand("psql -X -q -v ON_ERROR_STOP=1 -f " + schema + " '" + stack.dsn + "' && " +
+                         "psql -X -q -c \"insert into idempotent_record values ('prod-1', "
+                         "repeat('a',64), 'SUCCESS', null, 'api', 0, now(), now(), now() - "
+                         "interval '1 day')\" '" + stack.dsn + "'")
+                  .exitCode,
+              0);
+    const CommandResult r = runCommand(sim + " --allow-writes " + stack.database);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find("table idempotent_record"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("was not made by callscope sim"), std::string::npos) << r.err;
+    EXPECT_EQ(runCommand("psql -X -A -t -c 'select call_id from idempotent_record' '" + stack.dsn + "'").out,
+              "prod-1\n"); // the expired production row was not deleted, nothing added
+}
+
+// A topic somebody else made is not the simulator's either.
+TEST(Cli, SimRefusesATopicItDidNotCreateAndReusesItsOwn) {
+    TestStack stack = TestStack::fresh("cli_topic");
+    const TempFile config("topic.toml", "[postgres]\ndsn = \"" + stack.dsn + "\"\n[kafka]\nbrokers = \"" +
+                                            stack.brokers + "\"\ncaller_topics = \"" +
+                                            stack.callerTopic + "\"\n");
+    const std::string sim = kBin + " sim --config " + config.path + " --duration 1s --rate 5" +
+                            " --allow-writes " + stack.database + " --receipt-topic ";
+    // Its own topics, twice: the second run finds them marked as its own.
+    for (int run = 0; run < 2; ++run) {
+        const CommandResult r = runCommand(sim + stack.receiptTopic);
+        EXPECT_EQ(r.exitCode, 0) << r.err;
+    }
+    const std::string foreign = stack.receiptTopic + "-orders";
+    ASSERT_EQ(runCommand("echo '{}' | kcat -P -b " + stack.brokers + " -t " + foreign).exitCode, 0);
+    const CommandResult r = runCommand(sim + foreign);
+    EXPECT_EQ(r.exitCode, 2) << r.err;
+    EXPECT_NE(r.err.find("topic " + foreign + " exists and was not created by callscope sim"),
+              std::string::npos)
+        << r.err;
+    const CommandResult msgs =
+        runCommand("kcat -C -e -q -b " + stack.brokers + " -t " + foreign + " -f 'x\\n' | wc -l");
+    EXPECT_EQ(std::stoi(msgs.out), 1) << msgs.err;
 }
 
 TEST(Cli, SimReportsAnUnreachableDatabaseAsARuntimeFailure) {

@@ -30,6 +30,7 @@ TEST(Concurrency, ColdLookupsAndExportWhileFollowing) {
     o.rate = 40;
     o.seed = 11;
     o.receiptTopic = s.receiptTopic;
+    o.allowWritesTo = s.database;
     o.callerTopic = s.callerTopic;
     ASSERT_TRUE(runSimulation(config, o).ok);
     const SimData before = loadSimData(s.dsn, s.brokers, s.receiptTopic, s.callerTopic);

@@ -43,6 +43,7 @@ TEST(Dashboard, ShowsTheSimulatorsAnomaliesAndFindsACallIdAndABizNo) {
     o.faults[AnomalyKind::KeyRotation] = 0.1;
     o.faults[AnomalyKind::DigestConflict] = 0.1;
     o.receiptTopic = s.receiptTopic;
+    o.allowWritesTo = s.database;
     o.callerTopic = s.callerTopic;
     const TempFile truthFile("gui-truth.jsonl");
     o.truthPath = truthFile.path;
@@ -108,6 +109,7 @@ TEST(Dashboard, AppliesRetentionWhileFollowing) {
     o.faults[AnomalyKind::KeyRotation] = 0.1;
     o.faults[AnomalyKind::DigestConflict] = 0.1;
     o.receiptTopic = s.receiptTopic;
+    o.allowWritesTo = s.database;
     o.callerTopic = s.callerTopic;
     const SimResult r = runSimulation(s.config, o);
     ASSERT_TRUE(r.ok) << r.error;

@@ -38,6 +38,7 @@ const Fixture& fixture() {
         for (std::size_t i = 0; i < kAnomalyKindNames.size(); ++i)
             o.faults[static_cast<AnomalyKind>(i)] = 0.04;
         o.receiptTopic = x->stack.receiptTopic;
+        o.allowWritesTo = x->stack.database;
         o.callerTopic = x->stack.callerTopic;
         const TempFile truth("report-truth.jsonl");
         o.truthPath = truth.path;

@@ -32,6 +32,7 @@ Simulated simulateAllKinds(const std::string& name, double rate = 0.04) {
     for (std::size_t i = 0; i < kAnomalyKindNames.size(); ++i)
         o.faults[static_cast<AnomalyKind>(i)] = rate;
     o.receiptTopic = s.stack.receiptTopic;
+    o.allowWritesTo = s.stack.database;
     o.callerTopic = s.stack.callerTopic;
     const TempFile truth(name + "-truth.jsonl");
     o.truthPath = truth.path;

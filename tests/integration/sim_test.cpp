@@ -28,6 +28,7 @@ SimRun simulate(const std::string& name, SimOptions opt) {
     SimRun run{TestStack::fresh(name)};
     const TestStack& stack = run.stack;
     opt.receiptTopic = stack.receiptTopic;
+    opt.allowWritesTo = stack.database;
     opt.callerTopic = stack.callerTopic;
     opt.truthPath = tempPath(name + "-truth.jsonl");
     run.result = runSimulation(stack.config, opt);

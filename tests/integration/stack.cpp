@@ -54,6 +54,7 @@ TestStack TestStack::fresh(const std::string& name) {
         w.exec("CREATE DATABASE " + c.quote_name(db));
     }
     s.dsn = withDatabase(s.adminDsn, db);
+    s.database = db;
     s.receiptTopic = "receipts.t-" + unique;
     s.callerTopic = "caller-events.t-" + unique;
     s.config.postgres.dsn = s.dsn;

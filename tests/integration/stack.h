@@ -10,6 +10,7 @@ namespace callscope::test {
 struct TestStack {
     std::string adminDsn; // the stack's postgres database
     std::string dsn;      // this test's own database
+    std::string database; // its name (what the simulator is allowed to write into)
     std::string brokers;
     std::string receiptTopic;
     std::string callerTopic;

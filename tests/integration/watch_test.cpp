@@ -54,16 +54,16 @@ private:
     pid_t m_pid = -1;
 };
 
-SimOptions part(int seed, const std::string& receiptTopic, const std::string& callerTopic,
-                const std::string& truth) {
+SimOptions part(int seed, const TestStack& s, const std::string& truth) {
     SimOptions o;
     o.duration = Millis{3000};
     o.rate = 30;
     o.seed = static_cast<std::uint64_t>(seed);
     for (std::size_t i = 0; i < kAnomalyKindNames.size(); ++i)
         o.faults[static_cast<AnomalyKind>(i)] = 0.03;
-    o.receiptTopic = receiptTopic;
-    o.callerTopic = callerTopic;
+    o.receiptTopic = s.receiptTopic;
+    o.callerTopic = s.callerTopic;
+    o.allowWritesTo = s.database;
     o.truthPath = truth;
     return o;
 }
@@ -74,7 +74,7 @@ TEST(Watch, SurvivesPostgresAndKafkaRestartsWithNothingLostOrDoubled) {
     const TestStack s = TestStack::fresh("watch");
     // Topics exist before watch starts; thresholds leave room for live lag.
     {
-        SimOptions warm = part(1, s.receiptTopic, s.callerTopic, "");
+        SimOptions warm = part(1, s, "");
         warm.duration = Millis{200};
         warm.faults.clear();
         ASSERT_TRUE(runSimulation(s.config, warm).ok);
@@ -90,7 +90,7 @@ TEST(Watch, SurvivesPostgresAndKafkaRestartsWithNothingLostOrDoubled) {
     Situations truth;
     const auto run = [&](int seed) {
         const TempFile t("truth.jsonl");
-        const SimResult r = runSimulation(s.config, part(seed, s.receiptTopic, s.callerTopic, t.path));
+        const SimResult r = runSimulation(s.config, part(seed, s, t.path));
         ASSERT_TRUE(r.ok) << r.error;
         for (const auto& [kind, sets] : readAnomalyLines(readFile(t.path)))
             truth[kind].insert(sets.begin(), sets.end());
