@@ -30,11 +30,12 @@
 #include <thread>
 
 namespace callscope {
-namespace {
 
 QString sourcesText(const Config& c) {
     return QString::fromStdString(redactDsn(c.postgres.dsn) + " \u00b7 " + c.kafka.brokers);
 }
+
+namespace {
 
 // Waits (running the event loop) until `done` or the timeout.
 template <typename Done>

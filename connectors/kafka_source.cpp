@@ -60,6 +60,28 @@ struct PartitionKey {
 
 } // namespace
 
+// What to do about an authentication failure that is not the user's fault:
+// librdkafka before 2.6.1 repeats the client nonce in SCRAM's final message,
+// which Kafka 4 brokers refuse (librdkafka#4895); Debian 12 ships 2.0.2.
+namespace {
+
+std::string kafkaAuthHint(const KafkaConfig& cfg, int err) {
+    if (err != RD_KAFKA_RESP_ERR__AUTHENTICATION)
+        return {};
+    const auto m = cfg.properties.find("sasl.mechanisms");
+    const auto m2 = cfg.properties.find("sasl.mechanism");
+    const std::string mech = m != cfg.properties.end()    ? m->second
+                             : m2 != cfg.properties.end() ? m2->second
+                                                          : std::string();
+    if (mech.rfind("SCRAM", 0) != 0 || rd_kafka_version() >= 0x020601ff)
+        return {};
+    return std::string(" (if the credentials are right: librdkafka ") + rd_kafka_version_str() +
+           " cannot complete SCRAM with Kafka 4 brokers, which check the nonce strictly; it "
+           "needs librdkafka 2.6.1 or later (librdkafka#4895). PLAIN over SASL_SSL works.)";
+}
+
+} // namespace
+
 struct KafkaSource::Impl {
     Impl(const KafkaConfig& c, KafkaSourceOptions o)
         : cfg(c), options(o), decoder(c), receiptSpec(c.receiptTopics),
@@ -84,6 +106,12 @@ struct KafkaSource::Impl {
     // librdkafka reports connection trouble through its error callback.
     std::mutex errorMutex;
     std::string lastError;
+    std::string refusedBy; // an authentication or TLS failure, which retrying will not mend
+
+    std::string refusal() {
+        std::lock_guard lock(errorMutex);
+        return refusedBy;
+    }
     bool brokersDown = false;
     int outages = 0; // transport failures seen, so even a short outage is reported
 
@@ -95,11 +123,45 @@ struct KafkaSource::Impl {
         self->lastError = scrubSecrets(std::string("Kafka: ") +
                                            rd_kafka_err2str(rd_kafka_resp_err_t(err)) + ": " + reason,
                                        self->secrets);
+        if (err == RD_KAFKA_RESP_ERR__AUTHENTICATION || err == RD_KAFKA_RESP_ERR__SSL)
+            self->refusedBy = self->lastError + kafkaAuthHint(self->cfg, err);
         if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT ||
             err == RD_KAFKA_RESP_ERR__RESOLVE) {
             self->brokersDown = true;
             self->outages++;
         }
+    }
+
+    // librdkafka's log lines are never printed. The error callback is served
+    // only by polling, which a window does not do before its partitions are
+    // assigned, so an authentication or TLS failure is taken from the log line
+    // that reports it (from librdkafka's own threads), scrubbed of secrets.
+    // Credentials and certificates do not mend themselves: the window stops
+    // waiting for the brokers and says why.
+    static void onLog(const rd_kafka_t* rk, int level, const char*, const char* line) {
+        if (level > 3 || !line)
+            return;
+        const std::string_view l(line);
+        const bool auth = l.find("SASL authentication error") != std::string_view::npos ||
+                          l.find("Authentication failed") != std::string_view::npos;
+        const bool tls = l.find("SSL handshake failed") != std::string_view::npos;
+        if (!auth && !tls)
+            return;
+        auto* self = static_cast<Impl*>(rd_kafka_opaque(rk));
+        if (!self)
+            return;
+        // "sasl_ssl://host:port/bootstrap: SASL authentication error: …": from the cause on.
+        const std::size_t from =
+            l.find(auth ? (l.find("SASL authentication") != std::string_view::npos
+                               ? "SASL authentication"
+                               : "Authentication failed")
+                        : "SSL handshake failed");
+        std::lock_guard lock(self->errorMutex);
+        if (self->refusedBy.empty())
+            self->refusedBy =
+                scrubSecrets(std::string(l.substr(from)), self->secrets) +
+                kafkaAuthHint(self->cfg, auth ? RD_KAFKA_RESP_ERR__AUTHENTICATION
+                                              : RD_KAFKA_RESP_ERR__SSL);
     }
 
     rd_kafka_t* newConsumer() {
@@ -108,6 +170,7 @@ struct KafkaSource::Impl {
         if (!conf)
             throw SourceError(error, true);
         rd_kafka_conf_set_error_cb(conf, &Impl::onError);
+        rd_kafka_conf_set_log_cb(conf, &Impl::onLog);
         rd_kafka_conf_set_opaque(conf, this);
         rd_kafka_t* c = makeManualConsumer(settings(), error, conf);
         if (!c)
@@ -134,13 +197,18 @@ struct KafkaSource::Impl {
             e = rd_kafka_metadata(consumer, 1, nullptr, &md, std::min(timeoutMs, 1000));
             if (e != RD_KAFKA_RESP_ERR__TIMED_OUT && e != RD_KAFKA_RESP_ERR__TRANSPORT)
                 break;
-            if (std::chrono::steady_clock::now() >= deadline)
+            if (std::chrono::steady_clock::now() >= deadline || !refusal().empty())
                 break;
         }
         if (cancel && !md)
             throw SourceError("Kafka: cancelled");
-        if (e)
-            throw SourceError("Kafka (" + cfg.brokers + "): " + rd_kafka_err2str(e));
+        if (e) {
+            // The error callback knows why (authentication, TLS); the metadata
+            // call only that the brokers did not answer.
+            const std::string why = refusal();
+            throw SourceError("Kafka (" + cfg.brokers + "): " +
+                              (why.empty() ? std::string(rd_kafka_err2str(e)) : why));
+        }
         std::map<std::string, TopicInfo> out;
         for (int i = 0; i < md->topic_cnt; ++i) {
             const auto& t = md->topics[i];

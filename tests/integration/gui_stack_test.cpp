@@ -2,6 +2,7 @@
 // the anomalies arrive in the table, and searching a callId and a bizNo opens
 // the drill-down with the diagnosis.
 #include "app/dashboard_controller.h"
+#include "app/gui_command.h"
 #include "connectors/simulator.h"
 #include "sim_data.h"
 #include "stack.h"
@@ -228,6 +229,20 @@ TEST(Dashboard, TheDrillDownShowsHostileStringsAsText) {
     EXPECT_EQ(window.drilldown()->currentCallId().toStdString(), id);
     EXPECT_TRUE(window.drilldown()->title()->text().startsWith(QString::fromStdString(visibleText(id))));
     window.grab().save(QStringLiteral("gui-stack-hostile.png"));
+}
+
+// The header names the sources without their secrets, whatever the DSN's form.
+TEST(Dashboard, TheHeaderShowsNoSecret) {
+    for (const char* dsn : {"host=db user=ro password=S3cretA sslpassword=S3cretB",
+                            "postgresql://ro:S3cretA@db:5432/orders?sslpassword=S3cretB",
+                            "postgresql://ro@db/orders?password=S3cretA&sslkey=/k/S3cretB"}) {
+        Config c;
+        c.postgres.dsn = dsn;
+        MainWindow window(sourcesText(c));
+        const std::string title = window.windowTitle().toStdString();
+        EXPECT_NE(title.find("user=ro"), std::string::npos) << title;
+        EXPECT_EQ(title.find("S3cret"), std::string::npos) << title;
+    }
 }
 
 int main(int argc, char** argv) {

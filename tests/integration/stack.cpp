@@ -2,6 +2,7 @@
 
 #include <pqxx/pqxx>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -29,14 +30,16 @@ std::atomic<int> g_counter{0};
 
 } // namespace
 
-std::string withDatabase(const std::string& adminDsn, const std::string& db) {
-    // The stack's admin DSN names dbname=postgres and carries its credentials.
-    const std::string from = "dbname=postgres";
-    const std::size_t at = adminDsn.find(from);
+std::string stackEnv(const char* name) { return env(name); }
+
+std::string withDatabase(const std::string& stackDsn, const std::string& db) {
+    // The stack's DSNs are keyword/value with one dbname=... and their credentials.
+    const std::size_t at = stackDsn.find("dbname=");
     if (at == std::string::npos)
-        throw std::runtime_error("CALLSCOPE_PG_ADMIN_DSN does not name dbname=postgres");
-    std::string dsn = adminDsn;
-    dsn.replace(at, from.size(), "dbname=" + db);
+        throw std::runtime_error("the stack's DSN names no dbname");
+    const std::size_t end = std::min(stackDsn.find(' ', at), stackDsn.size());
+    std::string dsn = stackDsn;
+    dsn.replace(at, end - at, "dbname=" + db);
     return dsn;
 }
 

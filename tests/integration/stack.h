@@ -30,8 +30,11 @@ struct TestStack {
 // for that row: reading the snapshot fails in the database, nothing else does.
 void createFailingSnapshotView(const std::string& dsn);
 
-// The stack's admin DSN pointed at another database (same server, credentials).
-std::string withDatabase(const std::string& adminDsn, const std::string& db);
+// One of the stack's DSNs pointed at another database (same server, credentials).
+std::string withDatabase(const std::string& stackDsn, const std::string& db);
+
+// The value of an environment variable the stack exports; throws when unset.
+std::string stackEnv(const char* name);
 
 // A path for a temporary file unique to this process.
 std::string tempPath(const std::string& name);
