@@ -9,6 +9,12 @@ using namespace callscope::test;
 
 namespace {
 const std::string kBin = callscopeBinary();
+
+// What sim needs of a config: the test's database, the brokers, its caller topic.
+std::string simConfig(const TestStack& stack) {
+    return "[postgres]\ndsn = \"" + stack.dsn + "\"\n[kafka]\nbrokers = \"" + stack.brokers +
+           "\"\ncaller_topics = \"" + stack.callerTopic + "\"\n";
+}
 } // namespace
 
 TEST(Cli, HelpListsEverySubcommand) {
@@ -46,10 +52,7 @@ TEST(Cli, BadConfigIsRefusedNamingFileLineAndKey) {
 
 TEST(Cli, SimFillsTheTablesAndTopicsAndWritesTheTruth) {
     TestStack stack = TestStack::fresh("cli");
-    const TempFile config(
-        "sim.toml", "[postgres]\ndsn = \"" + stack.dsn + "\"\n[kafka]\nbrokers = \"" +
-                                    stack.brokers + "\"\ncaller_topics = \"" + stack.callerTopic +
-                                    "\"\n");
+    const TempFile config("sim.toml", simConfig(stack));
     const TempFile truth("cli-truth.jsonl");
     const CommandResult r =
         runCommand(kBin + " sim --config " + config.path + " --duration 2s --rate 25 --fault all=0.04" +
@@ -73,9 +76,7 @@ TEST(Cli, SimFillsTheTablesAndTopicsAndWritesTheTruth) {
 // then writes only into tables and topics it made itself.
 TEST(Cli, SimRefusesToWriteWhereItWasNotToldToOrIntoWhatItDidNotMake) {
     TestStack stack = TestStack::fresh("cli_refuse");
-    const TempFile config("refuse.toml", "[postgres]\ndsn = \"" + stack.dsn + "\"\n[kafka]\nbrokers = \"" +
-                                             stack.brokers + "\"\ncaller_topics = \"" +
-                                             stack.callerTopic + "\"\n");
+    const TempFile config("refuse.toml", simConfig(stack));
     const std::string sim = kBin + " sim --config " + config.path + " --duration 1s --rate 5" +
                             " --receipt-topic " + stack.receiptTopic;
     const auto tables = [&] {
@@ -111,9 +112,7 @@ TEST(Cli, SimRefusesToWriteWhereItWasNotToldToOrIntoWhatItDidNotMake) {
 // A topic somebody else made is not the simulator's either.
 TEST(Cli, SimRefusesATopicItDidNotCreateAndReusesItsOwn) {
     TestStack stack = TestStack::fresh("cli_topic");
-    const TempFile config("topic.toml", "[postgres]\ndsn = \"" + stack.dsn + "\"\n[kafka]\nbrokers = \"" +
-                                            stack.brokers + "\"\ncaller_topics = \"" +
-                                            stack.callerTopic + "\"\n");
+    const TempFile config("topic.toml", simConfig(stack));
     const std::string sim = kBin + " sim --config " + config.path + " --duration 1s --rate 5" +
                             " --allow-writes " + stack.database + " --receipt-topic ";
     // Its own topics, twice: the second run finds them marked as its own.
