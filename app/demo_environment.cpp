@@ -3,6 +3,7 @@
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -16,8 +17,13 @@ namespace {
 
 // A signal only records itself; the main thread sees it, closes the dashboard
 // and the destructors stop PostgreSQL and remove the directory.
-volatile std::sig_atomic_t g_signal = 0;
-extern "C" void onDemoSignal(int sig) { g_signal = sig; }
+// The second signal is not caught: a demo stuck on its way out still ends.
+std::atomic<int> g_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+extern "C" void onDemoSignal(int sig) {
+    g_signal = sig;
+    std::signal(sig, SIG_DFL);
+}
 
 // The socket lives in the private directory: the port only names the file.
 constexpr int kPort = 5432;

@@ -209,6 +209,9 @@ int runGuiCommand(int argc, char** argv, const GuiOptions& options) {
 }
 
 int runDemoCommand(int argc, char** argv, const DemoOptions& options) {
+    // Before anything is started: a signal while PostgreSQL starts is then
+    // noticed after it, and the destructor cleans up.
+    recordDemoSignals();
     std::unique_ptr<DemoEnvironment> env;
     try {
         env = std::make_unique<DemoEnvironment>();
@@ -216,7 +219,6 @@ int runDemoCommand(int argc, char** argv, const DemoOptions& options) {
         std::cerr << "callscope demo: " << visibleText(e.what()) << '\n';
         return ExitRuntime;
     }
-    recordDemoSignals();
     if (demoSignalled())
         return ExitRuntime; // interrupted while starting: the destructor cleans up
     const Config config = env->config();
@@ -232,7 +234,12 @@ int runDemoCommand(int argc, char** argv, const DemoOptions& options) {
     sim.createTopics = false;
     sim.allowWritesTo = DemoEnvironment::kDatabase;
     sim.drainTimeout = Millis{1000};
-    std::string simError;
+    std::mutex simMutex;
+    std::string simError; // under simMutex: the simulator's thread writes it
+    const auto simFailure = [&] {
+        std::lock_guard lock(simMutex);
+        return simError;
+    };
     // The dashboard opens once the simulator has made its tables and topics
     // (or has failed): it would refuse a database without them.
     std::promise<void> prepared;
@@ -241,11 +248,24 @@ int runDemoCommand(int argc, char** argv, const DemoOptions& options) {
     sim.ready = markPrepared;
     std::thread simulator([&] {
         const SimResult r = runSimulation(config, sim, &stopSim);
-        if (!r.ok)
+        if (!r.ok) {
+            std::lock_guard lock(simMutex);
             simError = r.error;
+        }
         markPrepared();
     });
-    prepared.get_future().wait_for(std::chrono::seconds(60));
+    auto ready = prepared.get_future();
+    for (int waited = 0; waited < 600 && !demoSignalled() &&
+                         ready.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready;
+         ++waited) {
+    }
+    if (!simFailure().empty() || demoSignalled()) { // failed, or Ctrl+C: no dashboard
+        stopSim = true;
+        simulator.join();
+        if (!simError.empty())
+            std::cerr << "callscope demo: simulator: " << visibleText(simError) << '\n';
+        return ExitRuntime;
+    }
     std::cerr << "callscope demo: PostgreSQL " << redactDsn(config.postgres.dsn) << ", mock Kafka "
               << config.kafka.brokers << "; simulating with every anomaly kind\n";
     const QString dir = QString::fromStdString(options.screenshotDir);

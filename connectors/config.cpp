@@ -412,10 +412,9 @@ std::string tomlProblem(const toml::parse_error& e, std::string_view text, int l
     }
     if (from == std::string_view::npos)
         return what;
+    // The whole line: an inline table ({ "sasl.password" = … }) holds its keys there too.
     const std::string_view lineText = text.substr(from, text.find('\n', from) - from);
-    const std::size_t eq = lineText.find('=');
-    const std::string_view key = lineText.substr(0, eq);
-    if (!isSecretProperty(key) && key.find("dsn") == std::string_view::npos)
+    if (!isSecretProperty(lineText) && lineText.find("dsn") == std::string_view::npos)
         return what;
     std::string out;
     bool quoted = false;

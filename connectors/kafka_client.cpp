@@ -168,7 +168,7 @@ bool ensureTopics(const KafkaSettings& s, const std::vector<std::string>& topics
 KafkaPartitionReader::KafkaPartitionReader(rd_kafka_t* rk) : m_rk(rk) {}
 KafkaPartitionReader::~KafkaPartitionReader() { closeConsumer(m_rk); }
 
-bool closeConsumer(rd_kafka_t* consumer, int waitMs) {
+bool closeConsumer(rd_kafka_t* consumer, int waitMs, std::shared_ptr<void> keepAlive) {
     if (!consumer)
         return true;
     struct State {
@@ -177,7 +177,7 @@ bool closeConsumer(rd_kafka_t* consumer, int waitMs) {
         bool finished = false;
     };
     auto state = std::make_shared<State>();
-    std::thread([consumer, state] {
+    std::thread([consumer, state, keepAlive = std::move(keepAlive)] {
         rd_kafka_consumer_close(consumer);
         rd_kafka_destroy(consumer);
         std::lock_guard lock(state->mutex);

@@ -33,8 +33,10 @@ rd_kafka_s* makeManualConsumer(const KafkaSettings& settings, std::string& error
 // 2.0 can hang for ever in rd_kafka_destroy (a broker reference leaked after
 // a topic was deleted while assigned, librdkafka #3007/#3796): then the
 // handle is left to the process's end instead of hanging the caller.
-// Returns false when it was left.
-bool closeConsumer(rd_kafka_s* consumer, int waitMs = 5000);
+// Returns false when it was left. `keepAlive` (what the consumer's callbacks
+// point at) lives until the handle is destroyed, however late that is.
+bool closeConsumer(rd_kafka_s* consumer, int waitMs = 5000,
+                   std::shared_ptr<void> keepAlive = nullptr);
 
 // The partition a producer's partitioner sends `key` to (SPEC §4.3):
 // murmur2 / murmur2_random as the Java client, consistent(_random) = CRC-32,

@@ -58,73 +58,44 @@ struct PartitionKey {
     }
 };
 
-} // namespace
-
 // What to do about an authentication failure that is not the user's fault:
 // librdkafka before 2.6.1 repeats the client nonce in SCRAM's final message,
 // which Kafka 4 brokers refuse (librdkafka#4895); Debian 12 ships 2.0.2.
-namespace {
-
-std::string kafkaAuthHint(const KafkaConfig& cfg, int err) {
-    if (err != RD_KAFKA_RESP_ERR__AUTHENTICATION)
-        return {};
-    const auto m = cfg.properties.find("sasl.mechanisms");
-    const auto m2 = cfg.properties.find("sasl.mechanism");
-    const std::string mech = m != cfg.properties.end()    ? m->second
-                             : m2 != cfg.properties.end() ? m2->second
-                                                          : std::string();
-    if (mech.rfind("SCRAM", 0) != 0 || rd_kafka_version() >= 0x020601ff)
+std::string kafkaAuthHint(const std::string& mechanism) {
+    if (mechanism.rfind("SCRAM", 0) != 0 || rd_kafka_version() >= 0x020601ff)
         return {};
     return std::string(" (if the credentials are right: librdkafka ") + rd_kafka_version_str() +
            " cannot complete SCRAM with Kafka 4 brokers, which check the nonce strictly; it "
            "needs librdkafka 2.6.1 or later (librdkafka#4895). PLAIN over SASL_SSL works.)";
 }
 
-} // namespace
-
-struct KafkaSource::Impl {
-    Impl(const KafkaConfig& c, KafkaSourceOptions o)
-        : cfg(c), options(o), decoder(c), receiptSpec(c.receiptTopics),
-          callerSpec(c.callerTopics) {
-        for (const auto& [k, v] : c.properties)
-            if (isSecretProperty(k) && !v.empty())
-                secrets.push_back(v);
-    }
-
-    ~Impl() { closeConsumer(rk); }
-
-    KafkaConfig cfg;
-    std::vector<std::string> secrets; // values of secret properties, scrubbed from errors
-    KafkaSourceOptions options;
-    MessageDecoder decoder;
-    TopicSpec receiptSpec, callerSpec;
-    rd_kafka_t* rk = nullptr;
-    std::map<std::string, TopicInfo> topics;
-    std::map<PartitionKey, std::int64_t> assigned; // next offset to read, by partition
-    EpochMillis coverageFrom = kNoTime;
-
-    // librdkafka reports connection trouble through its error callback.
-    std::mutex errorMutex;
+// What librdkafka's callbacks report, from its own threads. It is shared with
+// every consumer it is the opaque of: a consumer whose close times out goes on
+// in the background (closeConsumer) and may still call back after the source
+// is gone, so the consumer keeps this alive until it is destroyed.
+struct KafkaErrors {
+    std::mutex mutex;
     std::string lastError;
-    std::string refusedBy; // an authentication or TLS failure, which retrying will not mend
-
-    std::string refusal() {
-        std::lock_guard lock(errorMutex);
-        return refusedBy;
-    }
+    std::string refusedBy; // an authentication or certificate failure: retrying will not mend it
     bool brokersDown = false;
     int outages = 0; // transport failures seen, so even a short outage is reported
+    std::vector<std::string> secrets; // values of secret properties, scrubbed from every text
+    std::string mechanism;            // sasl.mechanisms, for the SCRAM hint
 
-    KafkaSettings settings() const { return {cfg.brokers, cfg.properties, cfg.partitioner}; }
+    std::string refusal() {
+        std::lock_guard lock(mutex);
+        return refusedBy;
+    }
 
     static void onError(rd_kafka_t*, int err, const char* reason, void* opaque) {
-        auto* self = static_cast<Impl*>(opaque);
-        std::lock_guard lock(self->errorMutex);
+        auto* self = static_cast<KafkaErrors*>(opaque);
+        std::lock_guard lock(self->mutex);
         self->lastError = scrubSecrets(std::string("Kafka: ") +
-                                           rd_kafka_err2str(rd_kafka_resp_err_t(err)) + ": " + reason,
+                                           rd_kafka_err2str(rd_kafka_resp_err_t(err)) + ": " +
+                                           reason,
                                        self->secrets);
-        if (err == RD_KAFKA_RESP_ERR__AUTHENTICATION || err == RD_KAFKA_RESP_ERR__SSL)
-            self->refusedBy = self->lastError + kafkaAuthHint(self->cfg, err);
+        if (err == RD_KAFKA_RESP_ERR__AUTHENTICATION)
+            self->refusedBy = self->lastError + kafkaAuthHint(self->mechanism);
         if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT ||
             err == RD_KAFKA_RESP_ERR__RESOLVE) {
             self->brokersDown = true;
@@ -134,44 +105,67 @@ struct KafkaSource::Impl {
 
     // librdkafka's log lines are never printed. The error callback is served
     // only by polling, which a window does not do before its partitions are
-    // assigned, so an authentication or TLS failure is taken from the log line
-    // that reports it (from librdkafka's own threads), scrubbed of secrets.
-    // Credentials and certificates do not mend themselves: the window stops
-    // waiting for the brokers and says why.
+    // assigned, so an authentication or certificate failure is taken from the
+    // log line that reports it, scrubbed of secrets: credentials and
+    // certificates do not mend themselves, so the window stops waiting for the
+    // brokers and says why. (A handshake cut by a restarting broker is not one.)
     static void onLog(const rd_kafka_t* rk, int level, const char*, const char* line) {
-        if (level > 3 || !line)
+        if (!rk || level > 3 || !line)
             return;
         const std::string_view l(line);
-        const bool auth = l.find("SASL authentication error") != std::string_view::npos ||
-                          l.find("Authentication failed") != std::string_view::npos;
-        const bool tls = l.find("SSL handshake failed") != std::string_view::npos;
-        if (!auth && !tls)
+        const std::size_t auth = l.find("SASL authentication error");
+        const bool certificate = l.find("SSL handshake failed") != std::string_view::npos &&
+                                 l.find("certificate verify failed") != std::string_view::npos;
+        if (auth == std::string_view::npos && !certificate)
             return;
-        auto* self = static_cast<Impl*>(rd_kafka_opaque(rk));
+        auto* self = static_cast<KafkaErrors*>(rd_kafka_opaque(rk));
         if (!self)
             return;
         // "sasl_ssl://host:port/bootstrap: SASL authentication error: …": from the cause on.
         const std::size_t from =
-            l.find(auth ? (l.find("SASL authentication") != std::string_view::npos
-                               ? "SASL authentication"
-                               : "Authentication failed")
-                        : "SSL handshake failed");
-        std::lock_guard lock(self->errorMutex);
+            auth != std::string_view::npos ? auth : l.find("SSL handshake failed");
+        std::lock_guard lock(self->mutex);
         if (self->refusedBy.empty())
             self->refusedBy =
                 scrubSecrets(std::string(l.substr(from)), self->secrets) +
-                kafkaAuthHint(self->cfg, auth ? RD_KAFKA_RESP_ERR__AUTHENTICATION
-                                              : RD_KAFKA_RESP_ERR__SSL);
+                (auth != std::string_view::npos ? kafkaAuthHint(self->mechanism) : std::string());
     }
+};
+
+} // namespace
+
+struct KafkaSource::Impl {
+    Impl(const KafkaConfig& c, KafkaSourceOptions o)
+        : cfg(c), options(o), decoder(c), receiptSpec(c.receiptTopics),
+          callerSpec(c.callerTopics), errors(std::make_shared<KafkaErrors>()) {
+        errors->secrets = propertySecrets(c.properties);
+        for (const auto& [k, v] : c.properties)
+            if (k == "sasl.mechanisms" || k == "sasl.mechanism")
+                errors->mechanism = v;
+    }
+
+    ~Impl() { closeConsumer(rk, 5000, errors); }
+
+    KafkaConfig cfg;
+    KafkaSourceOptions options;
+    MessageDecoder decoder;
+    TopicSpec receiptSpec, callerSpec;
+    rd_kafka_t* rk = nullptr;
+    std::map<std::string, TopicInfo> topics;
+    std::map<PartitionKey, std::int64_t> assigned; // next offset to read, by partition
+    EpochMillis coverageFrom = kNoTime;
+    std::shared_ptr<KafkaErrors> errors; // librdkafka reports connection trouble here
+
+    KafkaSettings settings() const { return {cfg.brokers, cfg.properties, cfg.partitioner}; }
 
     rd_kafka_t* newConsumer() {
         std::string error;
         rd_kafka_conf_t* conf = makeKafkaConf(settings(), error);
         if (!conf)
             throw SourceError(error, true);
-        rd_kafka_conf_set_error_cb(conf, &Impl::onError);
-        rd_kafka_conf_set_log_cb(conf, &Impl::onLog);
-        rd_kafka_conf_set_opaque(conf, this);
+        rd_kafka_conf_set_error_cb(conf, &KafkaErrors::onError);
+        rd_kafka_conf_set_log_cb(conf, &KafkaErrors::onLog);
+        rd_kafka_conf_set_opaque(conf, errors.get());
         rd_kafka_t* c = makeManualConsumer(settings(), error, conf);
         if (!c)
             throw SourceError(error, true);
@@ -197,7 +191,7 @@ struct KafkaSource::Impl {
             e = rd_kafka_metadata(consumer, 1, nullptr, &md, std::min(timeoutMs, 1000));
             if (e != RD_KAFKA_RESP_ERR__TIMED_OUT && e != RD_KAFKA_RESP_ERR__TRANSPORT)
                 break;
-            if (std::chrono::steady_clock::now() >= deadline || !refusal().empty())
+            if (std::chrono::steady_clock::now() >= deadline || !errors->refusal().empty())
                 break;
         }
         if (cancel && !md)
@@ -205,7 +199,7 @@ struct KafkaSource::Impl {
         if (e) {
             // The error callback knows why (authentication, TLS); the metadata
             // call only that the brokers did not answer.
-            const std::string why = refusal();
+            const std::string why = errors->refusal();
             throw SourceError("Kafka (" + cfg.brokers + "): " +
                               (why.empty() ? std::string(rd_kafka_err2str(e)) : why));
         }
@@ -423,9 +417,9 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
         if (n <= 0) {
             if (std::chrono::steady_clock::now() - lastProgress > std::chrono::seconds(60)) {
                 rd_kafka_queue_destroy(queue);
-                std::lock_guard lock(m->errorMutex);
+                std::lock_guard lock(m->errors->mutex);
                 throw SourceError("Kafka (" + m->cfg.brokers + "): no progress reading the window" +
-                                  (m->lastError.empty() ? std::string() : ": " + m->lastError));
+                                  (m->errors->lastError.empty() ? std::string() : ": " + m->errors->lastError));
             }
             continue;
         }
@@ -484,8 +478,8 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
     bool up = true;
     int seenOutages = 0;
     {
-        std::lock_guard lock(m->errorMutex);
-        seenOutages = m->outages;
+        std::lock_guard lock(m->errors->mutex);
+        seenOutages = m->errors->outages;
     }
     auto lastTopicCheck = std::chrono::steady_clock::now();
     auto lastHealth = std::chrono::steady_clock::now();
@@ -550,9 +544,9 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
                 if (changed)
                     m->assign(m->rk, m->assigned);
             } catch (const SourceError& e) {
-                std::lock_guard lock(m->errorMutex);
-                m->brokersDown = true;
-                m->lastError = e.what();
+                std::lock_guard lock(m->errors->mutex);
+                m->errors->brokersDown = true;
+                m->errors->lastError = e.what();
             }
         }
         if (now - lastHealth > std::chrono::milliseconds(500)) {
@@ -565,12 +559,12 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
             int outages;
             std::string error;
             {
-                std::lock_guard lock(m->errorMutex);
+                std::lock_guard lock(m->errors->mutex);
                 if (lag >= 0)
-                    m->brokersDown = false; // the brokers answered just now
-                down = m->brokersDown || lag < 0;
-                outages = m->outages;
-                error = m->lastError.empty() ? "Kafka: brokers do not answer" : m->lastError;
+                    m->errors->brokersDown = false; // the brokers answered just now
+                down = m->errors->brokersDown || lag < 0;
+                outages = m->errors->outages;
+                error = m->errors->lastError.empty() ? "Kafka: brokers do not answer" : m->errors->lastError;
             }
             // An outage shorter than this check is still shown, then the return.
             if (up && (down || outages != seenOutages)) {
@@ -597,8 +591,9 @@ ObservationBatch KafkaSource::fetchCall(const std::string& callId, EpochMillis f
     MessageDecoder decoder(m->cfg);
     struct Closer {
         rd_kafka_t* c;
-        ~Closer() { closeConsumer(c); }
-    } closer{c};
+        std::shared_ptr<KafkaErrors> errors;
+        ~Closer() { closeConsumer(c, 5000, errors); }
+    } closer{c, m->errors};
     const auto topics = m->resolveTopics(c, 10'000, nullptr, cancel);
     std::vector<PartitionKey> parts;
     for (const auto& [name, info] : topics) {

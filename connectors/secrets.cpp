@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <memory>
+#include <sstream>
 
 namespace callscope {
 namespace {
@@ -80,7 +81,9 @@ std::optional<std::string> dsnProblem(const std::string& dsn) {
     while (!error.empty() && (error.back() == '\n' || error.back() == ' '))
         error.pop_back();
     // libpq quotes what it could not read ("missing "=" after "cret""): that
-    // can be a piece of a password. Keywords and punctuation stay.
+    // can be a piece of a password. Keywords and punctuation stay; from the
+    // first other quoted piece to the last quote of the message all is hidden,
+    // since a quote inside the secret would shift any pairing of quotes.
     std::string out;
     std::size_t i = 0;
     while (i < error.size()) {
@@ -91,9 +94,16 @@ std::optional<std::string> dsnProblem(const std::string& dsn) {
             break;
         }
         const std::string quoted = error.substr(open + 1, close - open - 1);
-        const bool harmless = isKeyword(quoted) ||
-                              (quoted.size() == 1 && !std::isalnum(static_cast<unsigned char>(quoted[0])));
-        out += error.substr(i, open + 1 - i) + (harmless ? quoted : std::string("\u2026")) + '"';
+        const bool harmless =
+            isKeyword(quoted) ||
+            (quoted.size() == 1 && !std::isalnum(static_cast<unsigned char>(quoted[0])));
+        if (!harmless) {
+            out += error.substr(i, open + 1 - i) + "\u2026\"";
+            i = error.rfind('"') + 1;
+            out += error.substr(i);
+            break;
+        }
+        out += error.substr(i, open + 1 - i) + quoted + '"';
         i = close + 1;
     }
     return out.empty() ? std::string("libpq cannot parse it") : out;
@@ -119,15 +129,36 @@ std::vector<std::string> dsnSecrets(const std::string& dsn) {
     return out;
 }
 
-std::vector<std::string> secretValues(const Config& config) {
-    std::vector<std::string> out = dsnSecrets(config.postgres.dsn);
-    for (const auto& [k, v] : config.kafka.properties)
-        if (isSecretProperty(k) && !v.empty())
-            out.push_back(v);
+std::vector<std::string> propertySecrets(const std::map<std::string, std::string>& properties) {
+    std::vector<std::string> out;
+    for (const auto& [k, v] : properties) {
+        if (!isSecretProperty(k) || v.empty())
+            continue;
+        out.push_back(v);
+        // Structured values (sasl.oauthbearer.config "principal=p secret=s"):
+        // an error may quote one piece of them.
+        std::istringstream words(v);
+        for (std::string w; words >> w;) {
+            const std::size_t eq = w.find('=');
+            const std::string piece = eq == std::string::npos ? w : w.substr(eq + 1);
+            if (piece.size() >= 4 && piece != v)
+                out.push_back(piece);
+        }
+    }
     return out;
 }
 
-std::string scrubSecrets(std::string text, const std::vector<std::string>& secrets) {
+std::vector<std::string> secretValues(const Config& config) {
+    std::vector<std::string> out = dsnSecrets(config.postgres.dsn);
+    for (std::string& s : propertySecrets(config.kafka.properties))
+        out.push_back(std::move(s));
+    return out;
+}
+
+std::string scrubSecrets(std::string text, std::vector<std::string> secrets) {
+    // Longest first: a secret that contains another is hidden whole.
+    std::sort(secrets.begin(), secrets.end(),
+              [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
     for (const std::string& s : secrets) {
         if (s.empty())
             continue;

@@ -1,8 +1,9 @@
 #pragma once
-// Secrets in a config never leave the process (SPEC §7): DSNs are shown
+// Secrets in a config never leave the process (SPEC §8): DSNs are shown
 // rebuilt by libpq's own parser without their secret fields, Kafka properties
 // that hold secrets are never printed, and every error text from a server or
 // a client library is scrubbed of the secret values before it is shown.
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,8 +31,10 @@ bool isSecretProperty(std::string_view name);
 // values of secret Kafka properties), for scrubSecrets.
 std::vector<std::string> secretValues(const Config& config);
 std::vector<std::string> dsnSecrets(const std::string& dsn);
+// The values of the secret properties, and the pieces of structured ones.
+std::vector<std::string> propertySecrets(const std::map<std::string, std::string>& properties);
 
 // The text with every occurrence of every secret replaced by ***.
-std::string scrubSecrets(std::string text, const std::vector<std::string>& secrets);
+std::string scrubSecrets(std::string text, std::vector<std::string> secrets);
 
 } // namespace callscope

@@ -145,7 +145,7 @@ struct SimContext {
     void fail(const std::string& why) {
         std::lock_guard lock(mutex);
         if (failure.empty())
-            failure = why;
+            failure = scrubSecrets(why, secretValues(config)); // libpq's texts may quote the DSN
         failed = true;
     }
     void addTruth(AnomalyLine line) {

@@ -46,8 +46,16 @@ std::string jsonQuote(std::string_view raw) {
             char32_t cp = 0;
             const int n = utf8At(text, i, cp);
             if (isControlOrBidi(cp)) {
-                std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
-                out += buf;
+                if (cp < 0x10000) {
+                    std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(cp));
+                    out += buf;
+                } else { // a surrogate pair, as JSON writes what lies past U+FFFF
+                    const auto v = static_cast<unsigned>(cp) - 0x10000;
+                    std::snprintf(buf, sizeof buf, "\\u%04x", 0xd800 + (v >> 10));
+                    out += buf;
+                    std::snprintf(buf, sizeof buf, "\\u%04x", 0xdc00 + (v & 0x3ff));
+                    out += buf;
+                }
             } else {
                 out.append(text.substr(i, n));
             }

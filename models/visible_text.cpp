@@ -43,8 +43,10 @@ int decode(std::string_view s, std::size_t i, char32_t& cp) {
 }
 
 bool mustEscape(char32_t cp) {
-    return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x061c || cp == 0x200e ||
-           cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+    return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x00ad || cp == 0x061c ||
+           (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) ||
+           (cp >= 0x2060 && cp <= 0x206f) || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb) ||
+           (cp >= 0xe0000 && cp <= 0xe007f);
 }
 
 } // namespace
@@ -89,7 +91,8 @@ std::string visibleText(std::string_view text) {
         if (!mustEscape(cp)) {
             out.append(text.substr(i, n));
         } else {
-            std::snprintf(buf, sizeof buf, cp < 0x100 ? "\\x%02x" : "\\u%04x",
+            std::snprintf(buf, sizeof buf,
+                          cp < 0x100 ? "\\x%02x" : cp < 0x10000 ? "\\u%04x" : "\\U%08x",
                           static_cast<unsigned>(cp));
             out += buf;
         }

@@ -1,6 +1,6 @@
 #pragma once
 // Text from tables and messages is hostile until escaped for where it goes
-// (SPEC §7). visibleText() is the one form every human-facing exit starts
+// (SPEC §8). visibleText() is the one form every human-facing exit starts
 // from — terminal, widgets, HTML, SVG, PDF: what cannot be shown as itself is
 // shown as an escape, never emitted. Markup escaping for HTML/SVG comes on top
 // (views/palette.h htmlText); JSON has its own quoting (anomaly_json.h).
@@ -15,7 +15,10 @@ namespace callscope {
 //    terminal would act on them (clear the screen, retitle the window) and a
 //    newline would forge a line of output;
 //  - bidirectional controls (U+061C, U+200E/F, U+202A–U+202E, U+2066–U+2069)
-//    and U+2028/U+2029, which reorder or break what is displayed around them.
+//    and U+2028/U+2029, which reorder or break what is displayed around them;
+//  - invisible format characters (soft hyphen, zero-width spaces and joiners,
+//    U+2060–U+206F, BOM, U+FFF9–U+FFFB, tags U+E0000–U+E007F), which make two
+//    different callIds look the same.
 // Everything else, including the backslash and non-Latin text, is unchanged.
 // Returns its input unchanged (no copy beyond the result) when nothing needs it.
 std::string visibleText(std::string_view text);

@@ -1,5 +1,6 @@
 #include "views/drilldown_view.h"
 
+#include "models/visible_text.h"
 #include "views/palette.h"
 #include "views/timeline_painter.h"
 #include "views/timeline_widget.h"
@@ -87,8 +88,12 @@ DrilldownView::DrilldownView(QWidget* parent)
         setBusy(false);
         m_title->setText(tr("Cancelled"));
     });
-    connect(copy, &QPushButton::clicked, this,
-            [this] { QApplication::clipboard()->setText(m_callId); });
+    // A callId with control characters is copied as shown: pasted into a
+    // terminal, the raw bytes would act (a newline runs what follows it).
+    connect(copy, &QPushButton::clicked, this, [this] {
+        const std::string id = m_callId.toStdString();
+        QApplication::clipboard()->setText(needsVisibleEscape(id) ? shownText(id) : m_callId);
+    });
     connect(m_details, &QTextBrowser::anchorClicked, this, [this](const QUrl& url) {
         if (url.scheme() == QLatin1String("call"))
             lookup(url.path(QUrl::FullyDecoded));

@@ -102,7 +102,9 @@ InstancesView::InstancesView(QWidget* parent)
     layout->addWidget(m_table, 1);
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
         const auto rows = m_table->selectionModel()->selectedRows();
-        emit instanceSelected(rows.isEmpty() ? QString() : rows.front().data().toString());
+        // The name as stored (the filter compares it with the anomalies'), not as shown.
+        emit instanceSelected(rows.isEmpty() ? QString()
+                                             : rows.front().data(InstanceTableModel::SortRole).toString());
     });
 }
 

@@ -204,7 +204,7 @@ QStringList MainWindow::recentCallIds() const {
 }
 
 void MainWindow::setSources(const QString& sourcesText) {
-    // The title bar is plain text: no escaping, but one line.
+    // The title bar is plain text: one line, with control characters shown.
     QString title = sourcesText;
     title.replace(QLatin1Char('\n'), QLatin1Char(' '));
     title = shownText(title.toStdString());
@@ -254,7 +254,7 @@ void MainWindow::rebuildRecentMenus() {
     m_recentCalls->clear();
     const QStringList calls = settings.value(kRecentCalls).toStringList();
     for (int i = 0; i < calls.size(); ++i) {
-        QString label = calls[i];
+        QString label = shownText(calls[i].toStdString()); // data: escapes shown
         label.replace(QLatin1Char('&'), QStringLiteral("&&"));
         if (label.size() > 80) // callIds are data of any length
             label = label.left(79) + QStringLiteral("\u2026");
@@ -441,8 +441,13 @@ void MainWindow::setStatus(const QString& message) {
 
 void MainWindow::showFatal(const QString& message) {
     setStatus(message);
-    QMessageBox box(QMessageBox::Critical, tr("callscope"), message, QMessageBox::Ok, this);
-    box.setTextFormat(Qt::PlainText); // server errors quote data
+    showPlain(QMessageBox::Critical, tr("callscope"), shownText(message.toStdString()));
+}
+
+// Server errors quote data: a message box shows them as plain text.
+void MainWindow::showPlain(int icon, const QString& title, const QString& text) {
+    QMessageBox box(static_cast<QMessageBox::Icon>(icon), title, text, QMessageBox::Ok, this);
+    box.setTextFormat(Qt::PlainText);
     box.exec();
 }
 
@@ -502,7 +507,8 @@ void MainWindow::reportFinished(const QString& path, const QString& error) {
     if (error.isEmpty())
         statusBar()->showMessage(tr("Report written to %1").arg(path), 8000);
     else
-        QMessageBox::warning(this, tr("Export report"), tr("The report was not written: %1").arg(error));
+        showPlain(QMessageBox::Warning, tr("Export report"),
+                  tr("The report was not written: %1").arg(shownText(error.toStdString())));
 }
 
 void MainWindow::applyPending() {

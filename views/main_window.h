@@ -77,6 +77,7 @@ protected:
     void closeEvent(QCloseEvent* event) override;
 
 private:
+    void showPlain(int icon, const QString& title, const QString& text);
     void applyPending();
     void exportReport(int scope); // 0 selected anomalies, 1 current drill-down, 2 everything
     void updateHealth(const DashboardSnapshot& s);

@@ -14,7 +14,7 @@ QColor instanceColor(const QString& instance); // stable per name
 QString qs(std::string_view text);              // std::string_view -> QString (UTF-8)
 
 // Data from tables and messages on its way to a widget, HTML, SVG or PDF
-// (SPEC §7): shownText is the visible form (models/visible_text.h: control,
+// (SPEC §8): shownText is the visible form (models/visible_text.h: control,
 // bidi and invalid bytes as escapes), htmlText that form escaped for markup.
 // Widgets that show data are plain text; a tooltip, which Qt would guess to be
 // rich text, gets plainTip.

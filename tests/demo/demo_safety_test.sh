@@ -45,7 +45,13 @@ for sig in INT TERM; do
   else
     fail "SIG$sig: PostgreSQL listens on TCP or has no socket in $dir"; cat "$pm" 2>/dev/null | sed 's/^/  | /'
   fi
-  sleep 2 # the dashboard is up and the simulator writing
+  # Until the simulator writes (the dashboard opens once its tables exist).
+  for _ in $(seq 1 120); do
+    rows=$(psql -X -A -t -c 'select count(*) from idempotent_record' \
+      "host=$dir port=$(sed -n 4p "$pm") dbname=postgres user=postgres" 2>/dev/null || true)
+    [ "${rows:-0}" -gt 0 ] 2>/dev/null && break
+    sleep 0.5
+  done
   kill -"$sig" "$pid"
   for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
   if kill -0 "$pid" 2>/dev/null; then

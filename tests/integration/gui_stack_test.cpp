@@ -4,16 +4,17 @@
 #include "app/dashboard_controller.h"
 #include "app/gui_command.h"
 #include "connectors/simulator.h"
+#include "models/visible_text.h"
 #include "sim_data.h"
 #include "stack.h"
 #include "views/anomaly_table_model.h"
-#include "models/visible_text.h"
 #include "views/drilldown_view.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QLabel>
 #include <QLineEdit>
+#include <QStandardPaths>
 #include <QTextBrowser>
 
 #include <gtest/gtest.h>
@@ -248,6 +249,8 @@ TEST(Dashboard, TheHeaderShowsNoSecret) {
 int main(int argc, char** argv) {
     qputenv("QT_QPA_PLATFORM", "offscreen");
     QApplication app(argc, argv);
+    // Recent callIds and window state go to a test location, not the user's settings.
+    QStandardPaths::setTestModeEnabled(true);
     ::testing::InitGoogleTest(&argc, argv);
     return RUN_ALL_TESTS();
 }

@@ -1,4 +1,4 @@
-// Hostile strings through every exit (issue 10, SPEC §7): callIds, instances,
+// Hostile strings through every exit (issue 10, SPEC §8): callIds, instances,
 // bizNos and status words holding markup, quotes, terminal escapes, control
 // characters, bidi overrides, invalid UTF-8 and 64 KB, written into a real
 // PostgreSQL table and onto a real Kafka topic, then read by scan, watch,
@@ -224,9 +224,16 @@ TEST(Hostile, JsonScanIsValidJsonHoldingTheExactStrings) {
 }
 
 TEST(Hostile, WatchTextAndJsonStayEscaped) {
+    const std::string lines = runCommand(cli("scan --since 1h --json")).out;
+    std::size_t scanned = 0;
+    for (std::size_t at = 0; (at = lines.find("\"type\":\"anomaly\"", at)) != std::string::npos; ++at)
+        ++scanned;
+    ASSERT_GT(scanned, 0u);
     for (const char* form : {"", " --json"}) {
-        const CommandResult r =
-            runCommand("timeout -s INT 12 " + cli(std::string("watch --since 1h") + form));
+        // Until it has printed what a scan finds.
+        const CommandResult r = runUntil(cli(std::string("watch --since 1h") + form),
+                                         *form ? "\"type\":\"anomaly\"" : "opened [", scanned);
+        EXPECT_EQ(r.exitCode, 0) << visibleText(r.err);
         expectTerminalSafe(r.out, std::string("watch stdout") + form);
         expectTerminalSafe(r.err, std::string("watch stderr") + form);
         if (!*form)

@@ -8,8 +8,9 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-#include <vector>
+#include <csignal>
 #include <stdexcept>
+#include <vector>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -132,6 +133,43 @@ CommandResult runCommand(const std::string& commandLine) {
     const std::string out = tempPath("stdout"), err = tempPath("stderr");
     const std::string full = "( " + commandLine + " ) >" + out + " 2>" + err + " </dev/null";
     const int status = std::system(full.c_str());
+    CommandResult r;
+    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = readFile(out);
+    r.err = readFile(err);
+    std::remove(out.c_str());
+    std::remove(err.c_str());
+    return r;
+}
+
+CommandResult runUntil(const std::string& commandLine, const std::string& needle,
+                       std::size_t count, int limitSeconds) {
+    const std::string out = tempPath("stdout"), err = tempPath("stderr");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::execl("/bin/sh", "sh", "-c",
+                ("exec " + commandLine + " >" + out + " 2>" + err + " </dev/null").c_str(),
+                static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    const auto seen = [&] {
+        const std::string text = readFile(out);
+        std::size_t n = 0;
+        for (std::size_t at = 0; (at = text.find(needle, at)) != std::string::npos; ++at)
+            ++n;
+        return n;
+    };
+    int status = 0;
+    bool ended = false; // by itself, before the condition
+    for (int waited = 0; waited < limitSeconds * 10 && seen() < count; ++waited) {
+        if ((ended = ::waitpid(pid, &status, WNOHANG) == pid))
+            break;
+        ::usleep(100'000);
+    }
+    if (!ended) {
+        ::kill(pid, SIGINT);
+        ::waitpid(pid, &status, 0);
+    }
     CommandResult r;
     r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     r.out = readFile(out);

@@ -55,6 +55,12 @@ struct CommandResult {
 // Runs a shell command line, capturing stdout and stderr.
 CommandResult runCommand(const std::string& commandLine);
 
+// Runs a command that does not end by itself (watch) until its stdout holds
+// `count` lines containing `needle`, or `limitSeconds` pass, then sends it
+// SIGINT and waits for it: a condition, not a fixed time.
+CommandResult runUntil(const std::string& commandLine, const std::string& needle,
+                       std::size_t count, int limitSeconds = 60);
+
 std::string readFile(const std::string& path);
 
 // scripts/stack restart-postgres / restart-kafka: an outage and a return.

@@ -1,4 +1,4 @@
-// Secrets never leave the process (SPEC §7): DSNs are rebuilt by libpq's parser
+// Secrets never leave the process (SPEC §8): DSNs are rebuilt by libpq's parser
 // without their secret fields, whatever form they were written in.
 #include "connectors/config.h"
 #include "connectors/secrets.h"
@@ -62,6 +62,22 @@ TEST(Secrets, ADsnLibpqCannotParseIsNeverShownAndItsProblemHidesFragments) {
     EXPECT_EQ(dsnProblem("host=db s3cretM=1")->find("s3cretM"), std::string::npos);
 }
 
+TEST(Secrets, AQuoteInsideAPasswordDoesNotShiftWhatIsHidden) {
+    for (const char* dsn : {"host=db password=ab cd\"ef", "host=db password=a\"b c\"d\"e",
+                            "postgresql://u:se\"cr\"et@[::1"}) {
+        const auto problem = dsnProblem(dsn);
+        ASSERT_TRUE(problem) << dsn;
+        for (const char* piece : {"cd", "ef", "b c", "cr", "et"})
+            EXPECT_EQ(problem->find(piece), std::string::npos) << *problem;
+    }
+}
+
+TEST(Secrets, OtherDsnFormsKeepWhatIsNotSecret) {
+    EXPECT_EQ(redactDsn("host=a,b port=1,2 password=x"), "host=a,b port=1,2");
+    EXPECT_EQ(redactDsn("postgresql://ro:pw@[::1]:5433/db"), "user=ro dbname=db host=::1 port=5433");
+    EXPECT_EQ(redactDsn("service=orders password="), "service=orders");
+}
+
 TEST(Secrets, AConfigWithAnUnparsableDsnIsRefusedNamingTheKeyNotTheSecret) {
     const ConfigResult r =
         parseConfigText("[postgres]\ndsn = \"host=db password=se cretN\"\n", "t.toml");
@@ -74,7 +90,8 @@ TEST(Secrets, AConfigWithAnUnparsableDsnIsRefusedNamingTheKeyNotTheSecret) {
 TEST(Secrets, BadTomlOnASecretLineDoesNotQuoteTheValue) {
     for (const char* text : {"[postgres]\ndsn = \"host=db password=s3cretO\\q\"\n",
                              "[kafka.properties]\n\"sasl.password\" = \"s3cretP\\q\"\n",
-                             "[kafka.properties]\n\"sasl.password\" = s3cretQ\n"}) {
+                             "[kafka.properties]\n\"sasl.password\" = s3cretQ\n",
+                             "[kafka]\nproperties = { \"sasl.password\" = s3cretQ }\n"}) {
         const ConfigResult r = parseConfigText(text, "t.toml");
         ASSERT_FALSE(r.ok()) << text;
         const std::string e = r.errors.front().toString();
@@ -102,4 +119,9 @@ TEST(Secrets, ScrubbingReplacesEverySecretValue) {
     const auto secrets = secretValues(c);
     EXPECT_EQ(scrubSecrets("a pw1 b pw2pw2 c pw3 alice", secrets),
               "a *** b ****** c *** alice");
+    // Longest first; pieces of structured values too.
+    EXPECT_EQ(scrubSecrets("abcdef abc", {"abc", "abcdef"}), "*** ***");
+    c.kafka.properties = {{"sasl.oauthbearer.config", "principal=p secret=Bearer7x"}};
+    EXPECT_EQ(scrubSecrets("beginning at: secret=Bearer7x", secretValues(c)),
+              "beginning at: secret=***");
 }

@@ -1,4 +1,4 @@
-// The visible form of hostile text (SPEC §7): what a terminal or a renderer
+// The visible form of hostile text (SPEC §8): what a terminal or a renderer
 // would act on is shown as an escape, everything else is left as it is.
 #include "models/anomaly_json.h"
 #include "models/visible_text.h"
@@ -27,11 +27,22 @@ TEST(VisibleText, BidiControlsAreShown) {
               "\\u2066x\\u2069\\u200f\\u061c\\u2028");
 }
 
+TEST(VisibleText, InvisibleCharactersThatMakeTwoIdsLookAlikeAreShown) {
+    EXPECT_EQ(visibleText("a\u200bb\u00adc\ufeff"), "a\\u200bb\\xadc\\ufeff");
+    EXPECT_EQ(visibleText("t\U000E0041"), "t\\U000e0041");
+    EXPECT_EQ(jsonQuote("t\U000E0041\u200d"), "\"t\\udb40\\udc41\\u200d\"");
+}
+
 TEST(VisibleText, InvalidUtf8IsShownBytewise) {
     EXPECT_EQ(visibleText("a\xff" "b\xc3"), "a\\xffb\\xc3");
     EXPECT_EQ(visibleText("\xc0\xaf"), "\\xc0\\xaf");             // overlong '/'
     EXPECT_EQ(visibleText("\xed\xa0\x80"), "\\xed\\xa0\\x80");     // a surrogate
     EXPECT_EQ(visibleText("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80"); // past U+10FFFF
+    EXPECT_EQ(visibleText("\xe0\x80\xaf"), "\\xe0\\x80\\xaf");             // 3-byte overlong
+    EXPECT_EQ(visibleText("\xf0\x80\x80\xaf"), "\\xf0\\x80\\x80\\xaf"); // 4-byte overlong
+    EXPECT_EQ(visibleText("a\xe2\x82" "b"), "a\\xe2\\x82b");              // cut short mid-string
+    EXPECT_EQ(visibleText("\x80x"), "\\x80x");                              // a lone continuation
+    EXPECT_EQ(visibleText("\xf4\x8f\xbf\xbf"), "\xf4\x8f\xbf\xbf");           // U+10FFFF is valid
     EXPECT_FALSE(isValidUtf8("a\xff"));
     EXPECT_TRUE(isValidUtf8("заказ"));
 }
