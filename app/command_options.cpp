@@ -10,7 +10,8 @@ namespace callscope {
 
 int usageError(std::string_view command, std::string_view message) {
     const std::string who = command.empty() ? "callscope" : "callscope " + std::string(command);
-    std::cerr << who << ": " << visibleText(message) << "\n(" << (command.empty() ? "callscope --help" : who + " --help")
+    std::cerr << who << ": " << visibleText(message) << "\n("
+              << (command.empty() ? "callscope --help" : who + " --help")
               << " lists the options)\n";
     return ExitUsage;
 }

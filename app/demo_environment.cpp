@@ -88,7 +88,8 @@ DemoEnvironment::DemoEnvironment() : m(std::make_unique<Impl>()) {
     m->port = kPort;
     if (run(m->asPg + m->bin + "/pg_ctl -D " + m->dir + "/data -l " + m->dir + "/server.log -w -t 60 " +
             "-o \"-p " + std::to_string(m->port) + " -k " + m->dir +
-            " -c listen_addresses='' -c fsync=off -c synchronous_commit=off\" start >/dev/null") != 0)
+            " -c listen_addresses='' -c fsync=off -c synchronous_commit=off\" start >/dev/null") !=
+        0)
         throw std::runtime_error("PostgreSQL did not start; see " + m->dir + "/server.log");
 
     char err[512];

@@ -255,9 +255,10 @@ int runDemoCommand(int argc, char** argv, const DemoOptions& options) {
         markPrepared();
     });
     auto ready = prepared.get_future();
-    for (int waited = 0; waited < 600 && !demoSignalled() &&
-                         ready.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready;
-         ++waited) {
+    const auto waiting = [&] {
+        return ready.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready;
+    };
+    for (int waited = 0; waited < 600 && !demoSignalled() && waiting(); ++waited) {
     }
     if (!simFailure().empty() || demoSignalled()) { // failed, or Ctrl+C: no dashboard
         stopSim = true;

@@ -58,7 +58,8 @@ void printRejects(const RejectStats& r) {
     for (const Rejection& x : r.samples) {
         if (++printed > 5)
             break;
-        std::cerr << "  " << shown(x.where) << ": " << shown(x.reason) << ": " << shown(x.sample) << '\n';
+        std::cerr << "  " << shown(x.where) << ": " << shown(x.reason) << ": " << shown(x.sample)
+                  << '\n';
     }
 }
 
@@ -110,7 +111,8 @@ std::string readableAnomaly(const Anomaly& a) {
         ids += (ids.empty() ? "" : ", ") + shown(id);
     std::string out = "[" + std::string(toString(a.severity)) + "] " +
                       std::string(toString(a.kind)) + (a.open ? "" : " (resolved)") + "  " + ids +
-                      "\n    " + shown(a.summary) + "\n    first event " + formatIsoMillis(a.firstEventAt);
+                      "\n    " + shown(a.summary) + "\n    first event " +
+                      formatIsoMillis(a.firstEventAt);
     if (!a.instances.empty()) {
         out += "; instances";
         for (const auto& i : a.instances)
@@ -218,8 +220,8 @@ int runWatchCommand(const WatchOptions& options) {
         } catch (const SourceError& e) {
             if (e.configError)
                 return sourceError("watch", e);
-            std::cerr << "callscope watch: " << shown(e.what()) << " (retrying in " << backoff / 1000
-                      << " s)\n";
+            std::cerr << "callscope watch: " << shown(e.what()) << " (retrying in "
+                      << backoff / 1000 << " s)\n";
             for (std::int64_t waited = 0; waited < backoff && !g_stop; waited += 100)
                 std::this_thread::sleep_for(std::chrono::milliseconds(100));
             if (g_stop)
@@ -312,9 +314,11 @@ int runInspectCommand(const InspectOptions& options) {
         std::cout << j << '\n';
         return ExitOk;
     }
-    std::cout << "callId " << shown(t.callId) << (t.bizNo.empty() ? "" : "   bizNo " + shown(t.bizNo)) << '\n';
+    std::cout << "callId " << shown(t.callId)
+              << (t.bizNo.empty() ? "" : "   bizNo " + shown(t.bizNo)) << '\n';
     if (t.record.present)
-        std::cout << "record  " << shown(t.record.status) << "  digest " << shown(shortDigest(t.record.digest))
+        std::cout << "record  " << shown(t.record.status) << "  digest "
+                  << shown(shortDigest(t.record.digest))
                   << "  first_source " << shown(t.record.firstSource) << "  lock_version "
                   << t.record.lockVersion << "\n        created " << formatIsoMillis(t.record.createdAt)
                   << "  updated " << formatIsoMillis(t.record.updatedAt) << "  expires "
@@ -347,7 +351,8 @@ int runInspectCommand(const InspectOptions& options) {
         std::cout << '\n';
     }
     for (const Evidence& e : d.evidence)
-        std::cout << "    " << formatIsoMillis(e.at) << "  " << shown(e.callId) << "  " << shown(e.what) << '\n';
+        std::cout << "    " << formatIsoMillis(e.at) << "  " << shown(e.callId) << "  "
+                  << shown(e.what) << '\n';
     return ExitOk;
 }
 

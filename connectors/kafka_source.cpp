@@ -418,8 +418,9 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
             if (std::chrono::steady_clock::now() - lastProgress > std::chrono::seconds(60)) {
                 rd_kafka_queue_destroy(queue);
                 std::lock_guard lock(m->errors->mutex);
+                const std::string& last = m->errors->lastError;
                 throw SourceError("Kafka (" + m->cfg.brokers + "): no progress reading the window" +
-                                  (m->errors->lastError.empty() ? std::string() : ": " + m->errors->lastError));
+                                  (last.empty() ? std::string() : ": " + last));
             }
             continue;
         }
@@ -564,7 +565,8 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
                     m->errors->brokersDown = false; // the brokers answered just now
                 down = m->errors->brokersDown || lag < 0;
                 outages = m->errors->outages;
-                error = m->errors->lastError.empty() ? "Kafka: brokers do not answer" : m->errors->lastError;
+                error = m->errors->lastError.empty() ? std::string("Kafka: brokers do not answer")
+                                                     : m->errors->lastError;
             }
             // An outage shorter than this check is still shown, then the return.
             if (up && (down || outages != seenOutages)) {

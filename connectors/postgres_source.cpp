@@ -74,7 +74,8 @@ enum class TimeKind { TimestampTz, Timestamp, Epoch };
 
 struct PostgresSource::Impl {
     explicit Impl(const PostgresConfig& c)
-        : cfg(c), secrets(dsnSecrets(c.dsn)), statusWords(c.record.statusValues, kRecordStatusNames),
+        : cfg(c), secrets(dsnSecrets(c.dsn)),
+          statusWords(c.record.statusValues, kRecordStatusNames),
           outcomeWords(c.attempt.outcomeValues, kAttemptOutcomeNames) {}
 
     PostgresConfig cfg;

@@ -1058,8 +1058,8 @@ bool prepareDatabase(const std::string& dsn, const std::string& allowWritesTo,
             return false;
         }
         if (allowWritesTo != db) {
-            error = "--allow-writes names \"" + allowWritesTo + "\" but the config's DSN connects to \"" +
-                    db + "\": nothing was written";
+            error = "--allow-writes names \"" + allowWritesTo +
+                    "\" but the config's DSN connects to \"" + db + "\": nothing was written";
             refused = true;
             return false;
         }
@@ -1099,11 +1099,13 @@ bool claimTopics(const std::string& dsn, const std::vector<std::string>& created
         pqxx::connection c(dsn);
         pqxx::work w(c);
         for (const std::string& t : created)
-            w.exec_params("INSERT INTO callscope_sim_topics (topic) VALUES ($1) ON CONFLICT DO NOTHING",
+            w.exec_params("INSERT INTO callscope_sim_topics (topic) VALUES ($1) "
+                          "ON CONFLICT DO NOTHING",
                           t);
         bool ok = true;
         for (const std::string& t : existed)
-            if (ok && w.exec_params("SELECT 1 FROM callscope_sim_topics WHERE topic = $1", t).empty()) {
+            if (ok &&
+                w.exec_params("SELECT 1 FROM callscope_sim_topics WHERE topic = $1", t).empty()) {
                 error = "topic " + t + " exists and was not created by callscope sim: sim writes "
                         "only into topics it created; name another with --receipt-topic / "
                         "--caller-topic";

@@ -33,7 +33,9 @@ struct SimOptions {
     Millis recordTtl{24 * 3'600'000};      // expire_at = created_at + this
     Millis drainTimeout{30'000};
     double workScale = 1.0; // scales the servers' simulated work (0.01 for bulk data)
-    bool createTopics = true; // false when the topics exist (the demo's mock cluster)
+    // false when the topics exist and are the caller's own: the demo's
+    // in-process mock cluster (then they are not checked for the marker).
+    bool createTopics = true;
     // The simulator writes (and deletes expired rows) only when told which
     // database it may write into: the name the config's DSN connects to. It
     // then writes only into tables and topics it created (marked as its own).

@@ -184,7 +184,8 @@ QVariant AnomalyTableModel::data(const QModelIndex& index, int role) const {
         if (index.column() == Summary || index.column() == CallIds)
             return plainTip(shownText(a.summary) + QStringLiteral("\n") + join(a.callIds, "\n"));
         break;
-    case CallIdRole: return a.callIds.empty() ? QString() : qs(a.callIds.front()); // raw: a lookup key
+    case CallIdRole: // raw: a lookup key
+        return a.callIds.empty() ? QString() : qs(a.callIds.front());
     case KindRole: return qs(toString(a.kind));
     case SeverityRole: return static_cast<int>(a.severity);
     case OpenRole: return a.open;

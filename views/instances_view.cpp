@@ -103,8 +103,9 @@ InstancesView::InstancesView(QWidget* parent)
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
         const auto rows = m_table->selectionModel()->selectedRows();
         // The name as stored (the filter compares it with the anomalies'), not as shown.
-        emit instanceSelected(rows.isEmpty() ? QString()
-                                             : rows.front().data(InstanceTableModel::SortRole).toString());
+        emit instanceSelected(
+            rows.isEmpty() ? QString()
+                           : rows.front().data(InstanceTableModel::SortRole).toString());
     });
 }
 

@@ -248,7 +248,8 @@ private:
         m_painter.save();
         m_painter.setFont(f);
         m_painter.setPen(QColor(0x55, 0x55, 0x55));
-        m_painter.drawText(QRectF(m_page.left(), m_page.top(), m_page.width(), 16), Qt::AlignLeft | Qt::AlignVCenter,
+        m_painter.drawText(QRectF(m_page.left(), m_page.top(), m_page.width(), 16),
+                           Qt::AlignLeft | Qt::AlignVCenter,
                            shownText(m_report.title) + QStringLiteral(" \u2014 window ") + when(m_report.from) +
                                QStringLiteral(" \u2013 ") + when(m_report.to));
         m_painter.drawLine(QPointF(m_page.left(), m_page.top() + 18), QPointF(m_page.right(), m_page.top() + 18));

@@ -7,6 +7,7 @@
 #include <QPainterPath>
 #include <QPalette>
 
+#include <algorithm>
 #include <cmath>
 
 namespace callscope {
@@ -154,7 +155,8 @@ void paintTimeline(QPainter& p, const TimelineLayout& l, const CallTimeline& t,
         if (r.width() > 60) {
             p.setPen(Qt::white);
             p.drawText(r.adjusted(4, 0, -4, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                       p.fontMetrics().elidedText(shownText(b.state), Qt::ElideRight, int(r.width() - 8)));
+                       p.fontMetrics().elidedText(shownText(b.state), Qt::ElideRight,
+                                                  int(r.width() - 8)));
         }
     }
 
@@ -220,20 +222,21 @@ void paintTimeline(QPainter& p, const TimelineLayout& l, const CallTimeline& t,
     p.restore();
 
     // Legend: source instances.
-    QStringList instances;
+    std::vector<std::string> instances; // as stored: the colour is the name's, the label shown
     for (const TimelineEntry& e : t.entries)
         if ((e.lane == Lane::Attempt || e.lane == Lane::Receipt || e.lane == Lane::CallerView) &&
-            !e.instance.empty() && !instances.contains(qs(e.instance)))
-            instances << qs(e.instance);
+            !e.instance.empty() &&
+            std::find(instances.begin(), instances.end(), e.instance) == instances.end())
+            instances.push_back(e.instance);
     double lx = l.legendRow.left() + l.labelWidth - 8;
     p.setFont(small);
-    for (const QString& inst : instances) {
-        const QColor c = instanceColor(inst);
+    for (const std::string& inst : instances) {
+        const QColor c = instanceColor(qs(inst));
         p.setPen(c.darker(140));
         p.setBrush(c);
         p.drawEllipse(QPointF(lx + 5, l.legendRow.center().y()), 4.5, 4.5);
         p.setPen(text);
-        const QString shown = shownText(inst.toStdString()); // data: escapes shown, not acted on
+        const QString shown = shownText(inst); // data: escapes shown, not acted on
         const double w = p.fontMetrics().horizontalAdvance(shown) + 24;
         p.drawText(QRectF(lx + 13, l.legendRow.top(), w, l.legendRow.height()),
                    Qt::AlignVCenter | Qt::AlignLeft, shown);
