@@ -11,6 +11,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -139,6 +140,16 @@ struct SimContext {
         receiptsDuplicated{0}, receiptsDropped{0}, receiptsSeen{0};
     std::atomic<bool> failed{false};
     std::atomic<std::uint64_t> serverPick{0};
+
+    // A server stamps arrived_at, then inserts the placeholder. Two attempts
+    // of one callId on a loaded machine could commit in the other order, and
+    // the record's created_at would be later than an attempt that came first:
+    // data that says "an earlier incarnation" (expired_replay) where none was
+    // injected. Stamp and placeholder are one step per callId (striped locks).
+    std::array<std::mutex, 64> arrivalLocks;
+    std::mutex& arrivalLock(const std::string& callId) {
+        return arrivalLocks[std::hash<std::string>{}(callId) % arrivalLocks.size()];
+    }
 
     SimContext(const Config& c, const SimOptions& o) : config(c), opt(o) {}
 
@@ -318,6 +329,7 @@ private:
             w.commit();
             return;
         }
+        std::unique_lock arrival(m_ctx.arrivalLock(r.callId));
         const EpochMillis arrived = nowMillis();
         const std::string arrivedIso = formatIsoMillis(arrived);
         const std::int64_t ttl = r.ttlMs > 0 ? r.ttlMs : m_ctx.opt.recordTtl.count();
@@ -342,6 +354,7 @@ private:
                 const pqxx::result cur = w.exec_prepared("lock_record", r.callId);
                 if (cur.empty()) { // purged between the insert and the select: try again
                     w.abort();
+                    arrival.unlock();
                     handle(c, r);
                     return;
                 }
@@ -371,6 +384,7 @@ private:
                                 std::string());
             w.commit();
         }
+        arrival.unlock();
         if (overlapped && r.truthOnOverlap)
             m_ctx.addTruth(truthLine(r, AnomalyKind::ConcurrentExecution,
                                      "injected: non-atomic placeholder, a retry executed while "
