@@ -63,6 +63,13 @@ void printRejects(const RejectStats& r) {
     }
 }
 
+std::string offJson(const Monitor& m) {
+    std::string out = "{";
+    for (const auto& [kind, why] : detectionsOff(m.engine().sources()))
+        out += (out.size() > 1 ? "," : "") + jsonQuote(toString(kind)) + ":" + jsonQuote(why);
+    return out + "}";
+}
+
 std::string summaryLine(const Monitor& m) {
     const CallStore& s = m.store();
     std::int64_t records = 0;
@@ -102,7 +109,7 @@ std::string summaryLine(const Monitor& m) {
            R"(,"evictedOverBudget":)" + std::to_string(m.evictions().overBudget) +
            R"(,"forgottenAnomalies":)" + std::to_string(m.evictions().anomalies) +
            R"(,"storeBytes":)" + std::to_string(s.memoryBytes() + m.engine().memoryBytes()) +
-           R"(,"anomalies":)" + kinds + "}";
+           R"(,"detectionsOff":)" + offJson(m) + R"(,"anomalies":)" + kinds + "}";
 }
 
 std::string readableAnomaly(const Anomaly& a) {
@@ -133,6 +140,23 @@ bool severer(const Anomaly* a, const Anomaly* b) {
 
 } // namespace
 
+void printSourceFacts(const char* command, Monitor& m) {
+    for (const SourceHealth& h : m.healthChanges())
+        if (!h.note.empty())
+            std::cerr << "callscope " << command << ": " << shown(h.source) << ": "
+                      << shown(h.note) << '\n';
+    const auto off = detectionsOff(m.engine().sources());
+    if (off.empty())
+        return;
+    std::cerr << "callscope " << command << ": detections off:";
+    const char* sep = " ";
+    for (const auto& [kind, why] : off) {
+        std::cerr << sep << toString(kind) << " (" << why << ")";
+        sep = ", ";
+    }
+    std::cerr << '\n';
+}
+
 int runScanCommand(const ScanOptions& options) {
     const bool json = options.json;
     const EpochMillis now = nowMillis();
@@ -158,6 +182,7 @@ int runScanCommand(const ScanOptions& options) {
         std::cerr << "callscope scan: cancelled\n";
         return ExitRuntime;
     }
+    printSourceFacts("scan", monitor);
     std::vector<const Anomaly*> list;
     for (const Anomaly& a : monitor.engine().anomalies())
         if (a.open)
@@ -230,6 +255,7 @@ int runWatchCommand(const WatchOptions& options) {
     }
     for (const AnomalyChange& c : monitor.takeChanges())
         print(c);
+    printSourceFacts("watch", monitor);
     monitor.startFollowing();
     auto lastRetention = std::chrono::steady_clock::now();
     while (!g_stop) {

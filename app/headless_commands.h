@@ -3,6 +3,12 @@
 #include "app/command_options.h"
 
 namespace callscope {
+class Monitor;
+
+// After a window load: the facts about the sources (a configured topic that
+// does not exist) and the detections that cannot fire, one line each on stderr.
+void printSourceFacts(const char* command, Monitor& monitor);
+
 int runScanCommand(const ScanOptions& options);
 int runWatchCommand(const WatchOptions& options);
 int runInspectCommand(const InspectOptions& options);

@@ -2,6 +2,7 @@
 #include "app/report_command.h"
 
 #include "app/command_options.h"
+#include "app/headless_commands.h"
 #include "connectors/secrets.h"
 #include "models/diagnosis.h"
 #include "models/visible_text.h"
@@ -35,8 +36,18 @@ Report buildReport(Monitor& m, const ReportRequest& req, const std::atomic<bool>
     r.sources.push_back("PostgreSQL " + redactDsn(c.postgres.dsn) + " (tables " +
                         c.postgres.record.table +
                         (c.postgres.attempt.enabled ? ", " + c.postgres.attempt.table : "") + ")");
-    r.sources.push_back("Kafka " + c.kafka.brokers + " (receipts " + c.kafka.receiptTopics +
-                        (c.kafka.callerTopics.empty() ? "" : ", caller events " + c.kafka.callerTopics) + ")");
+    if (c.kafka.receiptTopics.empty() && c.kafka.callerTopics.empty())
+        r.sources.push_back("Kafka: not read (no receipt or caller event topics configured)");
+    else
+        r.sources.push_back(
+            "Kafka " + c.kafka.brokers + " (" +
+            (c.kafka.receiptTopics.empty() ? "no receipts" : "receipts " + c.kafka.receiptTopics) +
+            (c.kafka.callerTopics.empty() ? "" : ", caller events " + c.kafka.callerTopics) + ")");
+    std::string off;
+    for (const auto& [kind, why] : detectionsOff(m.engine().sources()))
+        off += (off.empty() ? "" : "; ") + std::string(toString(kind)) + " (" + why + ")";
+    if (!off.empty())
+        r.sources.push_back("Detections off: " + off);
     std::vector<std::string> ids = req.callIds;
     if (!ids.empty()) {
         for (const std::string& id : ids)
@@ -125,6 +136,7 @@ int runReportCommand(int argc, char** argv, const ReportOptions& options) {
         monitor.connect();
         if (byWindow)
             monitor.loadWindow(req.since, req.until, g_stop);
+        printSourceFacts("report", monitor);
         report = buildReport(monitor, req, g_stop);
     } catch (const SourceError& e) {
         std::cerr << "callscope report: " << visibleText(e.what()) << '\n';

@@ -295,7 +295,7 @@ void readConfig(const toml::table& root, Config& c, std::vector<ConfigError>& er
     }
     if (auto k = top.table("kafka")) {
         k->nonEmptyString("brokers", c.kafka.brokers);
-        k->nonEmptyString("receipt_topics", c.kafka.receiptTopics);
+        k->string("receipt_topics", c.kafka.receiptTopics); // "" when no receipts are read
         k->string("caller_topics", c.kafka.callerTopics);
         k->nonEmptyString("partitioner", c.kafka.partitioner);
         k->properties("properties", c.kafka.properties);

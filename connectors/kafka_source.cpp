@@ -333,6 +333,35 @@ struct KafkaSource::Impl {
                                   MessageDecoder::sampleOf(payload)});
     }
 
+    // A configured topic spec that matches nothing on the brokers is a fact to
+    // state once, not an outage, and not data: while no receipt topic exists,
+    // no receipt coverage is claimed, so receipt_missing is not judged (it
+    // would flag every finished record).
+    bool receiptsMissing = false, callersMissing = false;
+    void checkMissing(ObservationSink& sink) {
+        bool receipts = false, callers = false;
+        for (const auto& [name, info] : topics)
+            (info.role == Role::Receipt ? receipts : callers) = true;
+        const auto say = [&](const char* what, const std::string& spec, bool missing, bool was) {
+            if (missing && !was)
+                sink.health({"kafka", true, "", nowMillis(), 0,
+                             std::string(what) + " topics \"" + spec +
+                                 "\" match no topic on the brokers: not read until they exist" +
+                                 (what[0] == 'r' ? "; receipt_missing is not judged meanwhile"
+                                                 : "")});
+            else if (!missing && was)
+                sink.health({"kafka", true, "", nowMillis(), 0,
+                             std::string(what) + " topics \"" + spec +
+                                 "\" exist now: reading them"});
+        };
+        const bool r = !cfg.receiptTopics.empty() && !receipts;
+        const bool c = !cfg.callerTopics.empty() && !callers;
+        say("receipt", cfg.receiptTopics, r, receiptsMissing);
+        say("caller event", cfg.callerTopics, c, callersMissing);
+        receiptsMissing = r;
+        callersMissing = c;
+    }
+
     Role roleOf(const char* topic) const {
         const auto it = topics.find(topic);
         return it == topics.end() ? Role::Receipt : it->second.role;
@@ -372,6 +401,7 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
                              const std::atomic<bool>& cancel) {
     m->ensureConsumer();
     m->topics = m->resolveTopics(m->rk, 10'000, nullptr, cancel);
+    m->checkMissing(sink);
     std::vector<PartitionKey> parts;
     for (const auto& [name, info] : m->topics)
         for (int p = 0; p < info.partitions; ++p)
@@ -455,7 +485,8 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
     rd_kafka_queue_destroy(queue);
     if (batch.hasAnything())
         sink.deliver(std::move(batch));
-    sink.receiptCoverage(m->coverageFrom, nowMillis());
+    if (!m->receiptsMissing)
+        sink.receiptCoverage(m->coverageFrom, nowMillis());
     sink.health({"kafka", true, "", nowMillis(), 0, {}});
 }
 
@@ -463,6 +494,7 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
     if (!m->rk) {
         m->ensureConsumer();
         m->topics = m->resolveTopics(m->rk, 10'000, nullptr, stop);
+        m->checkMissing(sink);
         std::map<PartitionKey, std::int64_t> start;
         for (const auto& [name, info] : m->topics)
             for (int p = 0; p < info.partitions; ++p) {
@@ -542,6 +574,7 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
                     sink.health({"kafka", true, "", nowMillis(), 0,
                                  "topic " + name + " was deleted from the brokers; no longer read"});
                 m->topics = found;
+                m->checkMissing(sink);
                 if (changed)
                     m->assign(m->rk, m->assigned);
             } catch (const SourceError& e) {
@@ -578,7 +611,7 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
                 up = true;
                 sink.health({"kafka", true, "", nowMillis(), lag, {}});
             }
-            if (lag == 0)
+            if (lag == 0 && !m->receiptsMissing)
                 sink.receiptCoverage(m->coverageFrom, asked);
         }
     }

@@ -78,6 +78,32 @@ std::string describeEvent(const CallStore& s, std::uint32_t call, const CallEven
     return out;
 }
 
+std::vector<std::pair<AnomalyKind, std::string>> detectionsOff(const DetectionSources& s) {
+    std::vector<std::pair<AnomalyKind, std::string>> off;
+    const char* noReceipts = "no receipt topics are read";
+    if (!s.attempts)
+        off.emplace_back(AnomalyKind::ConcurrentExecution, "the attempt log is not read");
+    if (!s.receipts) {
+        off.emplace_back(AnomalyKind::ReceiptMissing, noReceipts);
+        off.emplace_back(AnomalyKind::OrphanReceipt, noReceipts);
+    }
+    if (!s.callerEvents)
+        off.emplace_back(AnomalyKind::CallerStuck, "no caller event topics are read");
+    if (!s.receipts && !s.callerEvents) {
+        off.emplace_back(AnomalyKind::ReceiptRegression,
+                         "neither receipts nor caller events are read");
+        off.emplace_back(AnomalyKind::StateMismatch,
+                         "only the record is read: no receipt or caller view to disagree with");
+    }
+    if (!s.attempts && !s.callerEvents)
+        off.emplace_back(AnomalyKind::DuplicateCaller,
+                         "neither attempts nor caller events are read");
+    if (!s.attempts && !s.callerEvents && !s.receipts)
+        off.emplace_back(AnomalyKind::DigestConflict, "only the record's digest is read");
+    std::sort(off.begin(), off.end());
+    return off;
+}
+
 DetectionEngine::DetectionEngine(DetectThresholds t, DetectionSources s)
     : m_t(t), m_sources(s) {}
 

@@ -24,6 +24,11 @@ struct DetectionSources {
     bool callerEvents = true; // caller events are read
 };
 
+// The detections whose inputs are not read (SPEC §3 "needs"), each with why:
+// they cannot fire, and the surfaces say so rather than let silence pass for
+// health.
+std::vector<std::pair<AnomalyKind, std::string>> detectionsOff(const DetectionSources& sources);
+
 // Forgotten: the engine let the anomaly go (resolved longer ago than
 // retention keeps, or the oldest over the memory budget); views drop it.
 enum class ChangeKind : std::uint8_t { Opened, Changed, Resolved, Forgotten };
