@@ -232,6 +232,39 @@ TEST(Dashboard, TheDrillDownShowsHostileStringsAsText) {
     window.grab().save(QStringLiteral("gui-stack-hostile.png"));
 }
 
+// A receipt topic that does not exist is a note on the Kafka source, not a
+// fatal error and not one receipt_missing per finished record (issue 16).
+TEST(Dashboard, AMissingReceiptTopicIsANoteNotAFailure) {
+    TestStack s = TestStack::fresh("gui_missing_topic");
+    createFailingSnapshotView(s.dsn); // one record stuck in PROCESSING: `rec`
+    Config config = s.config;
+    config.postgres.record.table = "rec";
+    config.postgres.attempt.enabled = false;
+    config.kafka.receiptTopics = s.receiptTopic + "-missing";
+    config.detect.stuckAfter = Millis{60'000};
+    DashboardBackend backend(config, {}, nowMillis() - 3'600'000);
+    QString fatal;
+    std::string note;
+    std::size_t opened = 0, receiptMissing = 0;
+    QObject::connect(&backend, &DashboardBackend::fatal, [&](const QString& e) { fatal = e; });
+    QObject::connect(&backend, &DashboardBackend::snapshotReady, [&](SnapshotPtr snap) {
+        for (const AnomalyChange& c : snap->changes) {
+            opened += c.what == ChangeKind::Opened;
+            receiptMissing += c.anomaly.kind == AnomalyKind::ReceiptMissing;
+        }
+        for (const SourceStatus& src : snap->sources)
+            if (src.source == "kafka" && !src.note.empty())
+                note = src.note;
+    });
+    backend.start();
+    ASSERT_TRUE(waitFor([&] { return !note.empty() && opened > 0; }, 30'000))
+        << fatal.toStdString();
+    EXPECT_TRUE(fatal.isEmpty()) << fatal.toStdString();
+    EXPECT_NE(note.find("match no topic on the brokers"), std::string::npos) << note;
+    EXPECT_EQ(receiptMissing, 0u);
+    backend.stop();
+}
+
 // The header names the sources without their secrets, whatever the DSN's form.
 TEST(Dashboard, TheHeaderShowsNoSecret) {
     for (const char* dsn : {"host=db user=ro password=S3cretA sslpassword=S3cretB",
