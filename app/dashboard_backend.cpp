@@ -17,6 +17,15 @@ DashboardBackend::DashboardBackend(const Config& config, MonitorOptions options,
       m_windowMs(std::max<EpochMillis>(0, nowMillis() - since)) {
     qRegisterMetaType<SnapshotPtr>();
     qRegisterMetaType<CallDetailPtr>();
+    // A deployment without topics: Kafka is not read, which is not an outage;
+    // the indicator says so, with the detections that cannot fire.
+    if (config.kafka.receiptTopics.empty() && config.kafka.callerTopics.empty()) {
+        std::string why = "not read: no receipt or caller event topics are configured";
+        const DetectionSources sources{config.postgres.attempt.enabled, false, false};
+        for (const auto& [kind, reason] : detectionsOff(sources))
+            why += "\n" + std::string(toString(kind)) + " is off: " + reason;
+        m_sources["kafka"] = {"kafka", false, "", kNoTime, 0, why, false};
+    }
 }
 
 DashboardBackend::~DashboardBackend() {

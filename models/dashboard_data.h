@@ -19,6 +19,7 @@ struct SourceStatus {
     EpochMillis lastOkAt = kNoTime;
     std::int64_t lag = 0;
     std::string note; // the latest thing worth knowing while connected (a gap, a deleted topic)
+    bool configured = true; // false: not part of this deployment (not read, not an outage)
 };
 
 struct InstanceStats {

@@ -40,9 +40,12 @@
 namespace callscope {
 namespace {
 
-QString dot(bool ok) {
+// Green up, red down, grey not part of this deployment.
+QString dot(bool ok, bool configured = true) {
     return QStringLiteral("<span style=\"color:%1\">\u25cf</span>")
-        .arg(ok ? QStringLiteral("#2ea04f") : QStringLiteral("#d13b3b"));
+        .arg(!configured ? QStringLiteral("#8a8f98")
+             : ok        ? QStringLiteral("#2ea04f")
+                         : QStringLiteral("#d13b3b"));
 }
 
 } // namespace
@@ -544,14 +547,17 @@ void MainWindow::updateHealth(const DashboardSnapshot& s) {
         QLabel* l = src.source == "postgres" ? m_postgres : src.source == "kafka" ? m_kafka : nullptr;
         if (!l)
             continue;
-        QString text = dot(src.connected) + (src.source == "postgres" ? tr(" PostgreSQL") : tr(" Kafka"));
+        QString text = dot(src.connected, src.configured) +
+                       (src.source == "postgres" ? tr(" PostgreSQL") : tr(" Kafka"));
         if (src.source == "kafka" && src.connected && src.lag > 0)
             text += tr(" (lag %1)").arg(src.lag);
         l->setText(text);
-        QString tip = src.connected ? tr("connected") : shownText(src.lastError);
-        if (!src.note.empty())
-            tip += QLatin1Char('\n') + shownText(src.note);
-        l->setToolTip(plainTip(tip));
+        QStringList tip;
+        if (src.configured)
+            tip << (src.connected ? tr("connected") : shownText(src.lastError));
+        for (const QString& line : qs(src.note).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
+            tip << shownText(line.toStdString()); // our lines; data in them escaped
+        l->setToolTip(plainTip(tip.join(QLatin1Char('\n'))));
     }
     if (m_lastStats) {
         std::int64_t lost = 0;

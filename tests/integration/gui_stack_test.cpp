@@ -265,6 +265,37 @@ TEST(Dashboard, AMissingReceiptTopicIsANoteNotAFailure) {
     backend.stop();
 }
 
+// A PostgreSQL-only deployment: Kafka's dot is grey ("not read"), not a red outage,
+// and its tooltip names the detections that cannot fire (issue 16).
+TEST(Dashboard, KafkaNotConfiguredIsNotAnOutage) {
+    TestStack s = TestStack::fresh("gui_pg_only");
+    createFailingSnapshotView(s.dsn);
+    Config config = s.config;
+    config.postgres.record.table = "rec";
+    config.postgres.attempt.enabled = false;
+    config.kafka.receiptTopics = "";
+    config.kafka.callerTopics = "";
+    config.detect.stuckAfter = Millis{60'000};
+    MainWindow window(QStringLiteral("test stack"));
+    window.resize(1400, 900);
+    DashboardController dashboard(config, {}, &window);
+    dashboard.start(nowMillis() - 3'600'000);
+    window.show();
+    QLabel* kafka = nullptr;
+    ASSERT_TRUE(waitFor([&] {
+        window.flush();
+        for (QLabel* l : window.findChildren<QLabel*>())
+            if (l->text().contains(QStringLiteral("Kafka")) &&
+                l->text().contains(QStringLiteral("#8a8f98"))) // grey, not red
+                kafka = l;
+        return kafka && window.anomalyModel()->rowCount() >= 1;
+    }, 30'000));
+    EXPECT_TRUE(kafka->toolTip().contains(QStringLiteral("not read"))) << kafka->toolTip().toStdString();
+    EXPECT_TRUE(kafka->toolTip().contains(QStringLiteral("receipt_missing is off")))
+        << kafka->toolTip().toStdString();
+    window.grab().save(QStringLiteral("gui-stack-pg-only.png"));
+}
+
 // The header names the sources without their secrets, whatever the DSN's form.
 TEST(Dashboard, TheHeaderShowsNoSecret) {
     for (const char* dsn : {"host=db user=ro password=S3cretA sslpassword=S3cretB",
