@@ -34,6 +34,21 @@ bool waitFor(Done done, int timeoutMs) {
     return done();
 }
 
+// A fresh database holding createFailingSnapshotView's table `rec` (one record
+// stuck in PROCESSING) and view `rec_v`, and a config reading `table` from it
+// with no attempt log and no topics; the callers change what they test.
+Config failingViewConfig(const std::string& name, const std::string& table) {
+    const TestStack s = TestStack::fresh(name);
+    createFailingSnapshotView(s.dsn);
+    Config config = s.config;
+    config.postgres.record.table = table;
+    config.postgres.attempt.enabled = false;
+    config.kafka.receiptTopics = "";
+    config.kafka.callerTopics = "";
+    config.detect.stuckAfter = Millis{60'000};
+    return config;
+}
+
 } // namespace
 
 TEST(Dashboard, ShowsTheSimulatorsAnomaliesAndFindsACallIdAndABizNo) {
@@ -143,14 +158,7 @@ TEST(Dashboard, AppliesRetentionWhileFollowing) {
 // view whose column divides by zero for one row): the export ends with the
 // error, the dashboard goes on. libpqxx's exception escaped the slot before.
 TEST(Dashboard, ADatabaseErrorDuringExportIsReportedNotFatal) {
-    TestStack s = TestStack::fresh("gui_pg_error");
-    createFailingSnapshotView(s.dsn);
-    Config config = s.config;
-    config.postgres.record.table = "rec_v";
-    config.postgres.attempt.enabled = false;
-    config.kafka.receiptTopics = "";
-    config.kafka.callerTopics = "";
-    config.detect.stuckAfter = Millis{60'000};
+    const Config config = failingViewConfig("gui_pg_error", "rec_v");
     DashboardBackend backend(config, {}, nowMillis() - 3'600'000);
     int snapshots = 0;
     QString error = QStringLiteral("(none)");
@@ -235,13 +243,8 @@ TEST(Dashboard, TheDrillDownShowsHostileStringsAsText) {
 // A receipt topic that does not exist is a note on the Kafka source, not a
 // fatal error and not one receipt_missing per finished record (issue 16).
 TEST(Dashboard, AMissingReceiptTopicIsANoteNotAFailure) {
-    TestStack s = TestStack::fresh("gui_missing_topic");
-    createFailingSnapshotView(s.dsn); // one record stuck in PROCESSING: `rec`
-    Config config = s.config;
-    config.postgres.record.table = "rec";
-    config.postgres.attempt.enabled = false;
-    config.kafka.receiptTopics = s.receiptTopic + "-missing";
-    config.detect.stuckAfter = Millis{60'000};
+    Config config = failingViewConfig("gui_missing_topic", "rec"); // one stuck record
+    config.kafka.receiptTopics = "receipts.gui-missing-topic-" + std::to_string(nowMillis());
     DashboardBackend backend(config, {}, nowMillis() - 3'600'000);
     QString fatal;
     std::string note;
@@ -268,14 +271,7 @@ TEST(Dashboard, AMissingReceiptTopicIsANoteNotAFailure) {
 // A PostgreSQL-only deployment: Kafka's dot is grey ("not read"), not a red outage,
 // and its tooltip names the detections that cannot fire (issue 16).
 TEST(Dashboard, KafkaNotConfiguredIsNotAnOutage) {
-    TestStack s = TestStack::fresh("gui_pg_only");
-    createFailingSnapshotView(s.dsn);
-    Config config = s.config;
-    config.postgres.record.table = "rec";
-    config.postgres.attempt.enabled = false;
-    config.kafka.receiptTopics = "";
-    config.kafka.callerTopics = "";
-    config.detect.stuckAfter = Millis{60'000};
+    const Config config = failingViewConfig("gui_pg_only", "rec");
     MainWindow window(QStringLiteral("test stack"));
     window.resize(1400, 900);
     DashboardController dashboard(config, {}, &window);
