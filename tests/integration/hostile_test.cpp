@@ -225,9 +225,7 @@ TEST(Hostile, JsonScanIsValidJsonHoldingTheExactStrings) {
 
 TEST(Hostile, WatchTextAndJsonStayEscaped) {
     const std::string lines = runCommand(cli("scan --since 1h --json")).out;
-    std::size_t scanned = 0;
-    for (std::size_t at = 0; (at = lines.find("\"type\":\"anomaly\"", at)) != std::string::npos; ++at)
-        ++scanned;
+    const std::size_t scanned = countOf(lines, "\"type\":\"anomaly\"");
     ASSERT_GT(scanned, 0u);
     for (const char* form : {"", " --json"}) {
         // Until it has printed what a scan finds.
@@ -269,11 +267,7 @@ TEST(Hostile, ReportsInEveryFormatKeepDataAsText) {
     EXPECT_NE(h.find("x&lt;/title&gt;&lt;/svg&gt;&lt;img src=x onerror=alert(1)&gt;"),
               std::string::npos);
     // Each SVG timeline is closed where it was opened, its title escaped.
-    std::size_t open = 0, close = 0;
-    for (std::size_t at = 0; (at = h.find("<svg", at)) != std::string::npos; ++at)
-        ++open;
-    for (std::size_t at = 0; (at = h.find("</svg>", at)) != std::string::npos; ++at)
-        ++close;
+    const std::size_t open = countOf(h, "<svg"), close = countOf(h, "</svg>");
     EXPECT_GT(open, 0u);
     EXPECT_EQ(open, close);
     EXPECT_NE(h.find("<title>timeline of h0:x&lt;/title&gt;"), std::string::npos);

@@ -30,10 +30,7 @@ struct Secured {
 };
 
 std::size_t anomalyLines(const std::string& jsonLines) {
-    std::size_t n = 0;
-    for (std::size_t at = 0; (at = jsonLines.find("\"type\":\"anomaly\"", at)) != std::string::npos; ++at)
-        ++n;
-    return n;
+    return countOf(jsonLines, "\"type\":\"anomaly\"");
 }
 
 const Secured& secured() {

@@ -17,13 +17,6 @@ namespace {
 const std::string kShort =
     "[detect]\nstuck_after = \"1s\"\nreceipt_grace = \"1s\"\ncaller_alert_after = \"1s\"\n";
 
-std::size_t count(const std::string& text, const std::string& needle) {
-    std::size_t n = 0;
-    for (std::size_t at = 0; (at = text.find(needle, at)) != std::string::npos; ++at)
-        ++n;
-    return n;
-}
-
 // Simulated traffic with every fault kind, receipt_missing among them.
 const TestStack& simulated() {
     static TestStack* s = [] {
@@ -64,31 +57,31 @@ TEST(Sources, APostgresOnlyConfigScansAndSaysWhichDetectionsAreOff) {
     const TestStack& s = simulated();
     const CommandResult all = scan(configWithTopics(s.receiptTopic, s.callerTopic));
     ASSERT_EQ(all.exitCode, 0) << all.err;
-    ASSERT_GT(count(all.out, "\"kind\":\"receipt_missing\""), 0u) << "the control finds them";
+    ASSERT_GT(countOf(all.out, "\"kind\":\"receipt_missing\""), 0u) << "the control finds them";
 
     const std::string config = configWithTopics("", "");
     const CommandResult r = scan(config);
     ASSERT_EQ(r.exitCode, 0) << r.err;
     for (const char* off : {"receipt_missing", "orphan_receipt", "caller_stuck", "state_mismatch",
                             "receipt_regression"}) {
-        EXPECT_EQ(count(r.out, std::string("\"kind\":\"") + off + "\""), 0u) << off;
+        EXPECT_EQ(countOf(r.out, std::string("\"kind\":\"") + off + "\""), 0u) << off;
         EXPECT_NE(r.err.find(off), std::string::npos) << "stderr names " << off << ": " << r.err;
     }
     EXPECT_NE(r.out.find(R"("detectionsOff":{"receipt_missing":"no receipt topics are read")"),
               std::string::npos)
         << r.out.substr(r.out.rfind("{\"type\":\"summary\""));
     // What the record and the attempt log show is still found.
-    EXPECT_GT(count(r.out, "\"kind\":\"stuck_processing\"") +
-                  count(r.out, "\"kind\":\"key_rotation\"") +
-                  count(r.out, "\"kind\":\"concurrent_execution\""),
+    EXPECT_GT(countOf(r.out, "\"kind\":\"stuck_processing\"") +
+                  countOf(r.out, "\"kind\":\"key_rotation\"") +
+                  countOf(r.out, "\"kind\":\"concurrent_execution\""),
               0u);
 
     // watch and report run on it too; the report says what is not read.
-    const std::size_t scanned = count(r.out, "\"type\":\"anomaly\"");
+    const std::size_t scanned = countOf(r.out, "\"type\":\"anomaly\"");
     const CommandResult watch =
         runUntil(callscopeBinary() + " watch --json --since 1h --config " + config,
                  "\"type\":\"anomaly\"", scanned);
-    EXPECT_EQ(count(watch.out, "\"type\":\"anomaly\""), scanned) << watch.err;
+    EXPECT_EQ(countOf(watch.out, "\"type\":\"anomaly\""), scanned) << watch.err;
     const TempFile report("pg-only.json");
     const CommandResult rep = runCommand(callscopeBinary() + " report --since 1h -o " +
                                          report.path + " --config " + config);
@@ -105,8 +98,8 @@ TEST(Sources, AReceiptTopicThatDoesNotExistIsOneLineNotAStorm) {
         SCOPED_TRACE(missing);
         const CommandResult r = scan(configWithTopics(missing, s.callerTopic));
         ASSERT_EQ(r.exitCode, 0) << r.err;
-        EXPECT_EQ(count(r.out, "\"kind\":\"receipt_missing\""), 0u);
-        EXPECT_EQ(count(r.err, "match no topic on the brokers"), 1u) << r.err;
+        EXPECT_EQ(countOf(r.out, "\"kind\":\"receipt_missing\""), 0u);
+        EXPECT_EQ(countOf(r.err, "match no topic on the brokers"), 1u) << r.err;
         EXPECT_NE(r.err.find("receipt_missing is not judged"), std::string::npos) << r.err;
     }
 }

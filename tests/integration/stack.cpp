@@ -142,6 +142,13 @@ CommandResult runCommand(const std::string& commandLine) {
     return r;
 }
 
+std::size_t countOf(const std::string& text, const std::string& needle) {
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = text.find(needle, at)) != std::string::npos; ++at)
+        ++n;
+    return n;
+}
+
 CommandResult runUntil(const std::string& commandLine, const std::string& needle,
                        std::size_t count, int limitSeconds) {
     const std::string out = tempPath("stdout"), err = tempPath("stderr");
@@ -152,13 +159,7 @@ CommandResult runUntil(const std::string& commandLine, const std::string& needle
                 static_cast<char*>(nullptr));
         ::_exit(127);
     }
-    const auto seen = [&] {
-        const std::string text = readFile(out);
-        std::size_t n = 0;
-        for (std::size_t at = 0; (at = text.find(needle, at)) != std::string::npos; ++at)
-            ++n;
-        return n;
-    };
+    const auto seen = [&] { return countOf(readFile(out), needle); };
     int status = 0;
     bool ended = false; // by itself, before the condition
     for (int waited = 0; waited < limitSeconds * 10 && seen() < count; ++waited) {

@@ -63,6 +63,9 @@ CommandResult runUntil(const std::string& commandLine, const std::string& needle
 
 std::string readFile(const std::string& path);
 
+// How many times `needle` occurs in `text` (e.g. anomaly lines of --json output).
+std::size_t countOf(const std::string& text, const std::string& needle);
+
 // scripts/stack restart-postgres / restart-kafka: an outage and a return.
 void restartService(const std::string& which);
 
