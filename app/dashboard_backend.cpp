@@ -17,15 +17,20 @@ DashboardBackend::DashboardBackend(const Config& config, MonitorOptions options,
       m_windowMs(std::max<EpochMillis>(0, nowMillis() - since)) {
     qRegisterMetaType<SnapshotPtr>();
     qRegisterMetaType<CallDetailPtr>();
-    // A deployment without topics: Kafka is not read, which is not an outage;
-    // the indicator says so, with the detections that cannot fire.
-    if (config.kafka.receiptTopics.empty() && config.kafka.callerTopics.empty()) {
-        std::string why = "not read: no receipt or caller event topics are configured";
-        const DetectionSources sources{config.postgres.attempt.enabled, false, false};
-        for (const auto& [kind, reason] : detectionsOff(sources))
-            why += "\n" + std::string(toString(kind)) + " is off: " + reason;
-        m_sources["kafka"] = {"kafka", false, "", kNoTime, 0, why, false};
-    }
+    // A source the deployment does not read is not an outage: its indicator
+    // is grey and says so, with the detections that cannot fire.
+    std::string off;
+    for (const auto& [kind, reason] : detectionsOff(sourcesOf(config)))
+        off += "\n" + std::string(toString(kind)) + " is off: " + reason;
+    if (!config.readsKafka())
+        m_sources["kafka"] = {"kafka", false, "", kNoTime, 0,
+                              "not read: no receipt or caller event topics are configured" + off,
+                              false};
+    if (!config.readsPostgres())
+        m_sources["postgres"] = {"postgres", false, "", kNoTime, 0,
+                                 "not read: PostgreSQL is disabled ([postgres] enabled = false)" +
+                                     off,
+                                 false};
 }
 
 DashboardBackend::~DashboardBackend() {
@@ -56,7 +61,11 @@ void DashboardBackend::tick() {
     if (m_phase == Phase::Connecting) {
         if (now < m_nextConnectAt)
             return;
-        emit status(QStringLiteral("Loading the window from PostgreSQL and Kafka\u2026"));
+        const bool pg = m_config.readsPostgres(), kafka = m_config.readsKafka();
+        const QString from = pg && kafka ? QStringLiteral("PostgreSQL and Kafka")
+                             : pg        ? QStringLiteral("PostgreSQL")
+                                         : QStringLiteral("Kafka");
+        emit status(QStringLiteral("Loading the window from %1\u2026").arg(from));
         try {
             m_monitor->connect();
             m_monitor->loadWindow(m_since, now, m_stopping);
@@ -69,7 +78,8 @@ void DashboardBackend::tick() {
                 emit fatal(QString::fromStdString(e.what()));
                 return;
             }
-            m_sources["postgres"] = {"postgres", false, e.what(), kNoTime, 0, {}};
+            const char* failed = pg ? "postgres" : "kafka";
+            m_sources[failed] = {failed, false, e.what(), kNoTime, 0, {}};
             emit status(QString::fromStdString(std::string(e.what()) + " \u2014 retrying in " +
                                                std::to_string(m_backoffMs / 1000) + " s"));
             m_nextConnectAt = now + m_backoffMs;

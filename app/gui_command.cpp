@@ -32,7 +32,9 @@
 namespace callscope {
 
 QString sourcesText(const Config& c) {
-    return QString::fromStdString(redactDsn(c.postgres.dsn) + " \u00b7 " + c.kafka.brokers);
+    return QString::fromStdString(
+        (c.readsPostgres() ? redactDsn(c.postgres.dsn) : std::string("PostgreSQL not read")) +
+        " \u00b7 " + (c.readsKafka() ? c.kafka.brokers : std::string("Kafka not read")));
 }
 
 namespace {
@@ -152,6 +154,7 @@ int runDashboard(const Config& config, const QString& configPath, MonitorOptions
                  EpochMillis since, const QString& callId, const QString& screenshotDir,
                  int afterSeconds) {
     MainWindow window(sourcesText(config));
+    window.setDeployment(sourcesOf(config));
     DashboardController dashboard(config, options, &window);
     if (!configPath.isEmpty()) {
         window.setConfigPath(configPath);
@@ -161,6 +164,7 @@ int runDashboard(const Config& config, const QString& configPath, MonitorOptions
                              if (auto c = loadConfigShown(path, &window)) {
                                  dashboard.setConfig(*c);
                                  window.setSources(sourcesText(*c));
+                                 window.setDeployment(sourcesOf(*c));
                                  window.setConfigPath(path);
                              }
                          });

@@ -18,15 +18,14 @@ DetectThresholds thresholdsOf(const Config& c) {
             c.detect.keyRotationWindow};
 }
 
-DetectionSources sourcesOf(const Config& c) {
-    return {c.postgres.attempt.enabled, !c.kafka.receiptTopics.empty(),
-            !c.kafka.callerTopics.empty()};
-}
-
 constexpr std::size_t kRejectSamples = 20;
 constexpr std::int64_t kColdMarginMs = 5 * 60'000;
 
 } // namespace
+
+DetectionSources sourcesOf(const Config& c) {
+    return {c.readsAttempts(), c.readsReceipts(), c.readsCallerEvents(), c.readsPostgres()};
+}
 
 Monitor::Monitor(const Config& config, MonitorOptions options)
     : m_config(config), m_options(options), m_postgres(config.postgres),
@@ -35,7 +34,10 @@ Monitor::Monitor(const Config& config, MonitorOptions options)
 
 Monitor::~Monitor() { stop(); }
 
-void Monitor::connect() { m_postgres.connect(); }
+void Monitor::connect() {
+    if (m_config.readsPostgres())
+        m_postgres.connect();
+}
 
 void Monitor::deliver(ObservationBatch&& batch) {
     const std::size_t n = batch.size() + batch.rejected.size();
@@ -128,7 +130,8 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
     std::atomic<int> running{2};
     std::thread pg([&] {
         try {
-            m_postgres.loadWindow(since, until, *this, cancel);
+            if (m_config.readsPostgres())
+                m_postgres.loadWindow(since, until, *this, cancel);
         } catch (const SourceError& e) {
             pgError = e.what();
             pgConfig = e.configError;
@@ -137,7 +140,7 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
     });
     std::thread kafka([&] {
         try {
-            if (!m_config.kafka.receiptTopics.empty() || !m_config.kafka.callerTopics.empty())
+            if (m_config.readsKafka())
                 m_kafka.loadWindow(since, until, *this, cancel);
         } catch (const SourceError& e) {
             kafkaError = e.what();
@@ -164,7 +167,7 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
     for (std::uint32_t i = 0; i < m_store.size(); ++i)
         if (!m_store.call(i).hasRecord())
             missing.push_back(m_store.callId(i));
-    if (!missing.empty() && !cancel) {
+    if (!missing.empty() && !cancel && m_config.readsPostgres()) {
         ObservationBatch b = m_postgres.fetchCalls(missing, &cancel);
         deliver(std::move(b));
         applyQueued(nowMillis(), false);
@@ -182,14 +185,15 @@ void Monitor::sourceFailed(const std::string& source, const SourceError& e) {
 
 void Monitor::startFollowing() {
     m_stop = false;
-    m_threads.emplace_back([this] {
-        try {
-            m_postgres.follow(*this, m_stop);
-        } catch (const SourceError& e) {
-            sourceFailed("postgres", e);
-        }
-    });
-    if (!m_config.kafka.receiptTopics.empty() || !m_config.kafka.callerTopics.empty())
+    if (m_config.readsPostgres())
+        m_threads.emplace_back([this] {
+            try {
+                m_postgres.follow(*this, m_stop);
+            } catch (const SourceError& e) {
+                sourceFailed("postgres", e);
+            }
+        });
+    if (m_config.readsKafka())
         m_threads.emplace_back([this] {
             try {
                 m_kafka.follow(*this, m_stop);
@@ -226,11 +230,25 @@ std::size_t Monitor::applyRetention(EpochMillis now, Millis keepResolved) {
     // Anomalies resolved longer ago than finished calls are kept (or than the
     // dashboard's window) are forgotten; their calls may then leave memory too.
     m_engine.forgetResolved(m_store, now - std::max(keepMs, keepResolved.count()));
+    // The server's side is done: the record is terminal or, without the
+    // record (Kafka only), a terminal receipt came or only callers are read.
+    const bool records = m_config.readsPostgres();
+    const auto serverDone = [&](std::uint32_t i) {
+        const CallState& c = m_store.call(i);
+        if (records)
+            return c.hasRecord() && isTerminal(c.recordStatus());
+        if (!m_config.readsReceipts())
+            return true;
+        for (const CallEvent& e : m_store.events(i))
+            if (e.type == EventType::Receipt && isTerminal(static_cast<RecordStatus>(e.code)))
+                return true;
+        return false;
+    };
     const auto healthyFinished = [&](std::uint32_t i) {
         const CallState& c = m_store.call(i);
         if (m_engine.holds(i))
             return false;
-        const bool recordDone = c.hasRecord() && isTerminal(c.recordStatus());
+        const bool recordDone = serverDone(i);
         const bool callerDone =
             c.caller == 0 || isTerminal(static_cast<CallerState>(c.caller - 1)) ||
             static_cast<CallerState>(c.caller - 1) == CallerState::Escalated;
@@ -268,8 +286,7 @@ std::size_t Monitor::applyRetention(EpochMillis now, Millis keepResolved) {
         for (std::uint32_t i = 0; i < m_store.size(); ++i) {
             if (healthyFinished(i))
                 continue;
-            const CallState& c = m_store.call(i);
-            const bool finished = c.hasRecord() && isTerminal(c.recordStatus());
+            const bool finished = serverDone(i);
             const bool named = m_engine.holds(i);
             const int tier = finished && !named ? 0
                              : named            ? (openNamed.count(m_store.callId(i)) ? -1 : 1)
@@ -325,10 +342,11 @@ std::size_t Monitor::applyRetention(EpochMillis now, Millis keepResolved) {
 std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<bool>& cancel,
                                   ColdFetchStats* stats) {
     const std::uint32_t known = m_store.find(callId);
-    if (known != CallStore::npos && m_store.call(known).hasRecord())
+    if (known != CallStore::npos && (m_store.call(known).hasRecord() || !m_config.readsPostgres()))
         return known;
     // Record and attempts by key...
-    ObservationBatch pg = m_postgres.fetchCalls({callId}, &cancel);
+    ObservationBatch pg = m_config.readsPostgres() ? m_postgres.fetchCalls({callId}, &cancel)
+                                                   : ObservationBatch{};
     EpochMillis from = kNoTime, to = kNoTime;
     for (const auto& r : pg.records) {
         from = r.createdAt;
@@ -342,8 +360,7 @@ std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<b
     deliver(std::move(pg));
     // ...and receipts and caller events from one partition per topic, unless
     // they are in memory already (reading them again would double them).
-    if (known == CallStore::npos &&
-        (!m_config.kafka.receiptTopics.empty() || !m_config.kafka.callerTopics.empty())) {
+    if (known == CallStore::npos && m_config.readsKafka()) {
         const EpochMillis now = nowMillis();
         ObservationBatch k = m_kafka.fetchCall(
             callId, from - kColdMarginMs, to == kNoTime || to > now ? kNoTime : to, cancel, stats);
@@ -351,7 +368,8 @@ std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<b
     }
     applyQueued(nowMillis(), true);
     const std::uint32_t i = m_store.find(callId);
-    if (i != CallStore::npos && m_store.call(i).digest && m_store.call(i).hasRecord()) {
+    if (i != CallStore::npos && m_store.call(i).digest && m_store.call(i).hasRecord() &&
+        m_config.readsPostgres()) {
         // Siblings by digest whose records are near this one, for the diagnosis.
         const CallState& c = m_store.call(i);
         deliver(m_postgres.fetchByDigest(m_store.digest(c.digest), m_store.timeOf(c, c.created),
@@ -365,6 +383,8 @@ std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<b
 }
 
 std::string Monitor::resultSnapshot(const std::string& callId, const std::atomic<bool>* cancel) {
+    if (!m_config.readsPostgres())
+        return {};
     return m_postgres.resultSnapshot(callId, cancel);
 }
 

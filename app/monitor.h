@@ -54,6 +54,9 @@ struct GapStats {
     }
 };
 
+// What the config reads, for the detections (SPEC §3 "needs").
+DetectionSources sourcesOf(const Config& config);
+
 class Monitor : public ObservationSink {
 public:
     Monitor(const Config& config, MonitorOptions options = {});

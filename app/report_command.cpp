@@ -33,10 +33,13 @@ Report buildReport(Monitor& m, const ReportRequest& req, const std::atomic<bool>
     r.generatedAt = nowMillis();
     r.payloadsIncluded = req.includePayloads;
     const Config& c = m.config();
-    r.sources.push_back("PostgreSQL " + redactDsn(c.postgres.dsn) + " (tables " +
-                        c.postgres.record.table +
-                        (c.postgres.attempt.enabled ? ", " + c.postgres.attempt.table : "") + ")");
-    if (c.kafka.receiptTopics.empty() && c.kafka.callerTopics.empty())
+    if (!c.readsPostgres())
+        r.sources.push_back("PostgreSQL: not read (disabled: Kafka only)");
+    else
+        r.sources.push_back("PostgreSQL " + redactDsn(c.postgres.dsn) + " (tables " +
+                            c.postgres.record.table +
+                            (c.readsAttempts() ? ", " + c.postgres.attempt.table : "") + ")");
+    if (!c.readsKafka())
         r.sources.push_back("Kafka: not read (no receipt or caller event topics configured)");
     else
         r.sources.push_back(

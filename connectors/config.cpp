@@ -283,6 +283,7 @@ void readConfig(const toml::table& root, Config& c, std::vector<ConfigError>& er
                 const std::string& file) {
     TableReader top(root, "", errors, file);
     if (auto pg = top.table("postgres")) {
+        pg->boolean("enabled", c.postgres.enabled);
         pg->dsn("dsn", c.postgres.dsn);
         pg->duration("poll_interval", c.postgres.pollInterval);
         pg->duration("statement_timeout", c.postgres.statementTimeout);
@@ -343,6 +344,14 @@ void readConfig(const toml::table& root, Config& c, std::vector<ConfigError>& er
             errors.push_back({file, line, key,
                               "invalid regular expression \"" + spec + "\": " + why});
         }
+    }
+    if (!c.readsPostgres() && !c.readsKafka()) {
+        int line = 0;
+        if (const auto* n = root.at_path("postgres.enabled").node())
+            line = lineOf(*n);
+        errors.push_back({file, line, "postgres.enabled",
+                          "nothing to read: PostgreSQL is disabled and kafka.receipt_topics and "
+                          "kafka.caller_topics are both empty"});
     }
     if (!partitioners.count(c.kafka.partitioner)) {
         int line = 0;

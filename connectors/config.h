@@ -42,6 +42,7 @@ struct AttemptMapping {
 };
 
 struct PostgresConfig {
+    bool enabled = true; // false: a Kafka-only deployment (no record, no attempt log)
     std::string dsn = "host=127.0.0.1 port=5432 dbname=orders user=callscope_ro";
     Millis pollInterval{1000};
     Millis statementTimeout{5000};
@@ -115,6 +116,14 @@ struct Config {
     std::string sourcePath; // "" when built-in defaults only
 
     Config(); // fills every status/outcome/state word list with the canonical words
+
+    // Which sources this deployment reads (SPEC §3 "needs"): the record and
+    // attempt log when PostgreSQL is enabled, Kafka when a topic is named.
+    bool readsPostgres() const { return postgres.enabled; }
+    bool readsAttempts() const { return postgres.enabled && postgres.attempt.enabled; }
+    bool readsReceipts() const { return !kafka.receiptTopics.empty(); }
+    bool readsCallerEvents() const { return !kafka.callerTopics.empty(); }
+    bool readsKafka() const { return readsReceipts() || readsCallerEvents(); }
 };
 
 struct ConfigError {

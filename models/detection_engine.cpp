@@ -80,26 +80,30 @@ std::string describeEvent(const CallStore& s, std::uint32_t call, const CallEven
 
 std::vector<std::pair<AnomalyKind, std::string>> detectionsOff(const DetectionSources& s) {
     std::vector<std::pair<AnomalyKind, std::string>> off;
+    const auto add = [&](AnomalyKind k, const char* why) { off.emplace_back(k, why); };
+    const char* noRecord = "the idempotency record is not read (PostgreSQL is disabled)";
     const char* noReceipts = "no receipt topics are read";
-    if (!s.attempts)
-        off.emplace_back(AnomalyKind::ConcurrentExecution, "the attempt log is not read");
-    if (!s.receipts) {
-        off.emplace_back(AnomalyKind::ReceiptMissing, noReceipts);
-        off.emplace_back(AnomalyKind::OrphanReceipt, noReceipts);
+    if (!s.records) {
+        add(AnomalyKind::StuckProcessing, noRecord);
+        add(AnomalyKind::ExpiredReplay, noRecord);
     }
+    if (!s.attempts || !s.records)
+        add(AnomalyKind::ConcurrentExecution, "the attempt log is not read");
+    for (const AnomalyKind k : {AnomalyKind::ReceiptMissing, AnomalyKind::OrphanReceipt})
+        if (!s.receipts || !s.records)
+            add(k, s.receipts ? noRecord : noReceipts);
     if (!s.callerEvents)
-        off.emplace_back(AnomalyKind::CallerStuck, "no caller event topics are read");
-    if (!s.receipts && !s.callerEvents) {
-        off.emplace_back(AnomalyKind::ReceiptRegression,
-                         "neither receipts nor caller events are read");
-        off.emplace_back(AnomalyKind::StateMismatch,
-                         "only the record is read: no receipt or caller view to disagree with");
-    }
-    if (!s.attempts && !s.callerEvents)
-        off.emplace_back(AnomalyKind::DuplicateCaller,
-                         "neither attempts nor caller events are read");
-    if (!s.attempts && !s.callerEvents && !s.receipts)
-        off.emplace_back(AnomalyKind::DigestConflict, "only the record's digest is read");
+        add(AnomalyKind::CallerStuck, "no caller event topics are read");
+    if (!s.receipts && !s.callerEvents)
+        add(AnomalyKind::ReceiptRegression, "neither receipts nor caller events are read");
+    if (int{s.records} + int{s.receipts} + int{s.callerEvents} < 2)
+        add(AnomalyKind::StateMismatch,
+            "fewer than two of record, receipts and caller events are read: nothing to disagree");
+    const bool attempts = s.attempts && s.records;
+    if (!attempts && !s.callerEvents)
+        add(AnomalyKind::DuplicateCaller, "neither attempts nor caller events are read");
+    if (!attempts && !s.callerEvents && !s.receipts)
+        add(AnomalyKind::DigestConflict, "only the record's digest is read");
     std::sort(off.begin(), off.end());
     return off;
 }
@@ -728,7 +732,7 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
     // --- orphan_receipt: a receipt for a callId with no record
     {
         bool holds = false;
-        if (!c.hasRecord() && firstReceiptAt != kNoTime) {
+        if (m_sources.records && !c.hasRecord() && firstReceiptAt != kNoTime) {
             const EpochMillis due = firstReceiptAt + m_t.receiptGrace.count();
             if (m_settled || now > due) {
                 holds = true;
@@ -824,6 +828,9 @@ void DetectionEngine::judgeKeyRotation(const CallStore& s, std::uint32_t i, Epoc
         const CallEvent* first = nullptr;
         for (const CallEvent& e : s.events(m)) {
             ran |= executes(e);
+            // Without the record, a SUCCESS receipt is the proof the server ran it.
+            ran |= !m_sources.records && e.type == EventType::Receipt &&
+                   e.code == static_cast<std::uint8_t>(RecordStatus::Success);
             if (!first || e.dt < first->dt)
                 first = &e;
             if (e.type == EventType::Caller || e.type == EventType::Attempt)

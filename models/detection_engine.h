@@ -22,6 +22,7 @@ struct DetectionSources {
     bool attempts = true;     // the attempt log is read
     bool receipts = true;     // receipt topics are read
     bool callerEvents = true; // caller events are read
+    bool records = true;      // the idempotency record is read (false: Kafka only)
 };
 
 // The detections whose inputs are not read (SPEC §3 "needs"), each with why:

@@ -1,5 +1,6 @@
 #include "views/main_window.h"
 
+#include "models/detection_engine.h"
 #include "views/anomalies_view.h"
 #include "views/anomaly_table_model.h"
 #include "views/drilldown_view.h"
@@ -56,6 +57,7 @@ MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
       m_drilldown(new DrilldownView(this)), m_instances(new InstancesView(this)),
       m_window(new QComboBox(this)), m_search(new QLineEdit(this)), m_postgres(new QLabel(this)),
       m_kafka(new QLabel(this)), m_rejected(new QLabel(this)), m_status(new QLabel(this)),
+      m_detectionsOff(new QLabel(this)),
       m_flushTimer(new QTimer(this)) {
     setSources(sourcesText);
     m_tabs->addTab(m_overview, tr("&Overview"));
@@ -91,6 +93,10 @@ MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
     bar->addWidget(m_rejected);
     m_status->setTextFormat(Qt::PlainText); // server errors quote data
     statusBar()->addWidget(m_status, 1);
+    m_detectionsOff->setTextFormat(Qt::PlainText);
+    m_detectionsOff->setObjectName(QStringLiteral("detectionsOff"));
+    m_detectionsOff->hide();
+    statusBar()->addPermanentWidget(m_detectionsOff);
 
     createMenus();
     bar->addSeparator();
@@ -212,6 +218,22 @@ void MainWindow::setSources(const QString& sourcesText) {
     title.replace(QLatin1Char('\n'), QLatin1Char(' '));
     title = shownText(title.toStdString());
     setWindowTitle(QStringLiteral("callscope \u2014 ") + title);
+}
+
+void MainWindow::setDeployment(const DetectionSources& sources) {
+    m_overview->setNotRead(sources.records, sources.attempts && sources.records,
+                           sources.receipts);
+    const auto off = detectionsOff(sources);
+    m_detectionsOff->setVisible(!off.empty());
+    // A fact about the configuration, not an alarm: plain text, the reasons on hover.
+    m_detectionsOff->setText(off.size() == 1 ? tr("1 detection off")
+                                             : tr("%1 detections off").arg(off.size()));
+    QStringList tip{tr("Not judged: their inputs are not read by this configuration")};
+    for (const auto& [kind, why] : off)
+        tip << QStringLiteral("%1: %2").arg(QString::fromUtf8(toString(kind).data(),
+                                                              toString(kind).size()),
+                                            QString::fromStdString(why));
+    m_detectionsOff->setToolTip(plainTip(tip.join(QLatin1Char('\n'))));
 }
 
 void MainWindow::setConfigPath(const QString& path) {

@@ -25,6 +25,7 @@ class AnomaliesView;
 class DrilldownView;
 class InstancesView;
 class OverviewView;
+struct DetectionSources;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -40,6 +41,9 @@ public:
     // the demo): remembered as the last config and listed under File > Recent.
     void setSources(const QString& sourcesText);
     void setConfigPath(const QString& path);
+    // What the deployment reads: tiles of sources not read say so, and the
+    // status bar names the detections that are off and why (SPEC §3 "needs").
+    void setDeployment(const DetectionSources& sources);
     static QString lastConfigPath();
     QStringList recentCallIds() const;
     // Help > Keyboard shortcuts: every action with its keys, and the views' own keys.
@@ -99,6 +103,7 @@ private:
     QLabel* m_kafka;
     QLabel* m_rejected;
     QLabel* m_status;
+    QLabel* m_detectionsOff;
     QTimer* m_flushTimer;
     QProgressDialog* m_reportProgress = nullptr;
     QMenu* m_recentConfigs = nullptr;

@@ -17,6 +17,7 @@
 #include <QLineSeries>
 #include <QValueAxis>
 
+#include <algorithm>
 #include <cmath>
 
 namespace callscope {
@@ -165,6 +166,31 @@ void OverviewView::changeEvent(QEvent* event) {
     m_ages->setColor(stateColor("PROCESSING"));
 }
 
+void OverviewView::setNotRead(bool records, bool attempts, bool receipts) {
+    for (QLabel* l : m_notRead) {
+        l->setText(QStringLiteral("\u2014"));
+        l->setEnabled(true);
+        l->setToolTip({});
+    }
+    m_notRead.clear();
+    const auto off = [&](QLabel* l, const QString& why) {
+        m_notRead.push_back(l);
+        l->setText(tr("not read"));
+        l->setEnabled(false); // greyed: not a figure
+        l->setToolTip(why);
+    };
+    const QString noRecord = tr("PostgreSQL is not read ([postgres] enabled = false)");
+    if (!records)
+        for (QLabel* l : {m_processing, m_success, m_failed})
+            off(l, noRecord);
+    if (!attempts)
+        off(m_attempts, records ? tr("The attempt log is not read ([postgres.attempt] enabled = "
+                                     "false)")
+                                : noRecord);
+    if (!receipts)
+        off(m_receipts, tr("No receipt topics are read (kafka.receipt_topics is empty)"));
+}
+
 void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>& openByKind,
                           const std::array<int, 3>& openBySeverity) {
     m_critical->setText(QString::number(openBySeverity[2]));
@@ -172,11 +198,15 @@ void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>&
     m_info->setText(QString::number(openBySeverity[0]));
     if (!s.statsIncluded)
         return;
-    m_processing->setText(QString::number(s.recordsByStatus[0]));
-    m_success->setText(QString::number(s.recordsByStatus[1]));
-    m_failed->setText(QString::number(s.recordsByStatus[2]));
-    m_receipts->setText(QString::number(s.receiptsPerSec, 'f', 1));
-    m_attempts->setText(QString::number(s.attemptsPerSec, 'f', 1));
+    const auto show = [&](QLabel* l, const QString& text) {
+        if (std::find(m_notRead.begin(), m_notRead.end(), l) == m_notRead.end())
+            l->setText(text);
+    };
+    show(m_processing, QString::number(s.recordsByStatus[0]));
+    show(m_success, QString::number(s.recordsByStatus[1]));
+    show(m_failed, QString::number(s.recordsByStatus[2]));
+    show(m_receipts, QString::number(s.receiptsPerSec, 'f', 1));
+    show(m_attempts, QString::number(s.attemptsPerSec, 'f', 1));
     m_calls->setText(QString::number(s.calls));
     m_rejected->setText(QString::number(s.rejected));
     if (!s.rejectedSamples.empty()) {

@@ -7,6 +7,7 @@
 
 #include <deque>
 #include <map>
+#include <vector>
 
 class QLabel;
 class QChart;
@@ -25,6 +26,9 @@ public:
     // `openByKind` and `openBySeverity` come from the anomaly model.
     void update(const DashboardSnapshot& s, const std::array<int, 11>& openByKind,
                 const std::array<int, 3>& openBySeverity);
+    // Sources this deployment does not read: their tiles say "not read"
+    // instead of zeros that would look like a quiet system.
+    void setNotRead(bool records, bool attempts, bool receipts);
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -35,6 +39,7 @@ private:
         EpochMillis at;
         double values[4];
     };
+    std::vector<QLabel*> m_notRead; // tiles left alone by update()
     QLabel *m_processing, *m_success, *m_failed, *m_receipts, *m_attempts, *m_critical,
         *m_warning, *m_info, *m_calls, *m_rejected;
     QChart* m_throughputChart;

@@ -3,12 +3,15 @@
 // the drill-down with the diagnosis.
 #include "app/dashboard_controller.h"
 #include "app/gui_command.h"
+#include "app/monitor.h"
 #include "connectors/simulator.h"
 #include "models/visible_text.h"
 #include "sim_data.h"
 #include "stack.h"
 #include "views/anomaly_table_model.h"
 #include "views/drilldown_view.h"
+#include "views/main_window.h"
+#include "views/overview_view.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -272,8 +275,9 @@ TEST(Dashboard, AMissingReceiptTopicIsANoteNotAFailure) {
 // and its tooltip names the detections that cannot fire (issue 16).
 TEST(Dashboard, KafkaNotConfiguredIsNotAnOutage) {
     const Config config = failingViewConfig("gui_pg_only", "rec");
-    MainWindow window(QStringLiteral("test stack"));
+    MainWindow window(sourcesText(config));
     window.resize(1400, 900);
+    window.setDeployment(sourcesOf(config));
     DashboardController dashboard(config, {}, &window);
     dashboard.start(nowMillis() - 3'600'000);
     window.show();
@@ -289,7 +293,72 @@ TEST(Dashboard, KafkaNotConfiguredIsNotAnOutage) {
     EXPECT_TRUE(kafka->toolTip().contains(QStringLiteral("not read"))) << kafka->toolTip().toStdString();
     EXPECT_TRUE(kafka->toolTip().contains(QStringLiteral("receipt_missing is off")))
         << kafka->toolTip().toStdString();
+    // The status bar names the detections that are off; the receipts tile is
+    // "not read", not a zero that would pass for a quiet system.
+    const auto* off = window.findChild<QLabel*>(QStringLiteral("detectionsOff"));
+    ASSERT_TRUE(off);
+    EXPECT_TRUE(off->isVisible());
+    EXPECT_EQ(off->text(), QStringLiteral("8 detections off"));
+    EXPECT_TRUE(off->toolTip().contains(QStringLiteral("caller_stuck: no caller event topics")))
+        << off->toolTip().toStdString();
+    EXPECT_TRUE(window.windowTitle().contains(QStringLiteral("Kafka not read")));
+    int notRead = 0;
+    for (QLabel* l : window.overview()->findChildren<QLabel*>())
+        notRead += l->text() == QStringLiteral("not read");
+    EXPECT_EQ(notRead, 2) << "receipts / s and attempts / s";
     window.grab().save(QStringLiteral("gui-stack-pg-only.png"));
+}
+
+// Receipts and caller events without the tables: PostgreSQL is a grey "not
+// read", the record tiles say so, and what Kafka shows is judged.
+TEST(Dashboard, AKafkaOnlyDeploymentShowsWhatItReads) {
+    TestStack s = TestStack::fresh("gui_kafka_only");
+    SimOptions o;
+    o.duration = Millis{2000};
+    o.rate = 30;
+    o.seed = 11;
+    o.faults[AnomalyKind::KeyRotation] = 0.15;
+    o.receiptTopic = s.receiptTopic;
+    o.callerTopic = s.callerTopic;
+    o.allowWritesTo = s.database;
+    const SimResult r = runSimulation(s.config, o);
+    ASSERT_TRUE(r.ok) << r.error;
+    Config config = s.config;
+    config.postgres.enabled = false;
+    config.kafka.receiptTopics = s.receiptTopic;
+    MainWindow window(sourcesText(config));
+    window.resize(1400, 900);
+    window.setDeployment(sourcesOf(config));
+    DashboardController dashboard(config, {}, &window);
+    dashboard.start(nowMillis() - 3'600'000);
+    window.show();
+    QLabel* postgres = nullptr;
+    ASSERT_TRUE(waitFor([&] {
+        window.flush();
+        for (QLabel* l : window.findChildren<QLabel*>())
+            if (l->text().contains(QStringLiteral("PostgreSQL")) &&
+                l->text().contains(QStringLiteral("#8a8f98")))
+                postgres = l;
+        return postgres && window.anomalyModel()->rowCount() >= 1;
+    }, 60'000));
+    EXPECT_TRUE(postgres->toolTip().contains(QStringLiteral("stuck_processing is off")))
+        << postgres->toolTip().toStdString();
+    for (int row = 0; row < window.anomalyModel()->rowCount(); ++row) {
+        const QString kind =
+            window.anomalyModel()->index(row, 0).data(Qt::DisplayRole).toString() +
+            window.anomalyModel()->index(row, 1).data(Qt::DisplayRole).toString();
+        EXPECT_FALSE(kind.contains(QStringLiteral("orphan_receipt"))) << kind.toStdString();
+        EXPECT_FALSE(kind.contains(QStringLiteral("stuck_processing"))) << kind.toStdString();
+    }
+    const auto* off = window.findChild<QLabel*>(QStringLiteral("detectionsOff"));
+    ASSERT_TRUE(off);
+    EXPECT_EQ(off->text(), QStringLiteral("5 detections off"));
+    int notRead = 0;
+    for (QLabel* l : window.overview()->findChildren<QLabel*>())
+        notRead += l->text() == QStringLiteral("not read");
+    EXPECT_EQ(notRead, 4) << "the three record tiles and attempts / s";
+    EXPECT_TRUE(window.windowTitle().contains(QStringLiteral("PostgreSQL not read")));
+    window.grab().save(QStringLiteral("gui-stack-kafka-only.png"));
 }
 
 // The header names the sources without their secrets, whatever the DSN's form.

@@ -187,3 +187,36 @@ TEST(Config, MissingFileIsAnError) {
     EXPECT_EQ(r.errors.front().toString(),
               "/nonexistent/callscope.toml: cannot read the config file");
 }
+
+// Every source is optional, but something must be read.
+TEST(Config, EachSourceIsOptionalButNotAllOfThem) {
+    const ConfigResult kafkaOnly = parse("[postgres]\nenabled = false\n");
+    ASSERT_TRUE(kafkaOnly.ok());
+    EXPECT_FALSE(kafkaOnly.config.readsPostgres());
+    EXPECT_FALSE(kafkaOnly.config.readsAttempts()) << "the attempt log lives in PostgreSQL";
+    EXPECT_TRUE(kafkaOnly.config.readsKafka());
+    const ConfigResult pgOnly = parse("[kafka]\nreceipt_topics = \"\"\ncaller_topics = \"\"\n");
+    ASSERT_TRUE(pgOnly.ok());
+    EXPECT_TRUE(pgOnly.config.readsPostgres());
+    EXPECT_FALSE(pgOnly.config.readsKafka());
+    EXPECT_EQ(firstError("[postgres]\nenabled = false\n[kafka]\nreceipt_topics = \"\"\n"
+                         "caller_topics = \"\"\n"),
+              "t.toml:2: postgres.enabled: nothing to read: PostgreSQL is disabled and "
+              "kafka.receipt_topics and kafka.caller_topics are both empty");
+    EXPECT_EQ(firstError("[postgres]\nenabled = \"no\"\n"),
+              "t.toml:2: postgres.enabled: expected true or false");
+}
+
+// The example adapters of resources/examples/ are valid configs and read
+// PostgreSQL only, through their views.
+TEST(Config, TheExampleAdaptersAreValid) {
+    for (const char* name : {"stripe", "powertools"}) {
+        SCOPED_TRACE(name);
+        const ConfigResult r = loadConfigFile(std::string(CALLSCOPE_SOURCE_DIR) +
+                                              "/resources/examples/" + name + "/callscope.toml");
+        ASSERT_TRUE(r.ok()) << r.errors.front().toString();
+        EXPECT_EQ(r.config.postgres.record.table, "callscope_idempotent_record");
+        EXPECT_FALSE(r.config.readsAttempts());
+        EXPECT_FALSE(r.config.readsKafka());
+    }
+}

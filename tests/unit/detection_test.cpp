@@ -348,6 +348,68 @@ TEST(Detection, ReceiptMissingAfterGraceOnlyWhereReceiptsWereRead) {
     EXPECT_EQ(before.engine.openCount(), 0u);
 }
 
+// SPEC §3 "needs": which detections each combination of sources turns off.
+TEST(Detection, DetectionsOffFollowWhatTheyNeed) {
+    const auto kinds = [](const DetectionSources& s) {
+        std::set<std::string> out;
+        for (const auto& [kind, why] : detectionsOff(s)) {
+            EXPECT_FALSE(why.empty());
+            out.insert(std::string(toString(kind)));
+        }
+        return out;
+    };
+    using Set = std::set<std::string>;
+    EXPECT_EQ(kinds({true, true, true, true}), Set{});
+    EXPECT_EQ(kinds({false, true, true, true}), Set{"concurrent_execution"});
+    EXPECT_EQ(kinds({true, false, true, true}), (Set{"orphan_receipt", "receipt_missing"}));
+    EXPECT_EQ(kinds({true, true, false, true}), Set{"caller_stuck"});
+    // The record only (a Stripe- or Powertools-style table through a view).
+    EXPECT_EQ(kinds({false, false, false, true}),
+              (Set{"caller_stuck", "concurrent_execution", "digest_conflict", "duplicate_caller",
+                   "orphan_receipt", "receipt_missing", "receipt_regression", "state_mismatch"}));
+    // Kafka only: what needs the record is off; receipts and caller events
+    // still disagree, rotate keys and regress.
+    EXPECT_EQ(kinds({false, true, true, false}),
+              (Set{"concurrent_execution", "expired_replay", "orphan_receipt", "receipt_missing",
+                   "stuck_processing"}));
+    // Caller events only: nothing to disagree with.
+    EXPECT_EQ(kinds({false, false, true, false}),
+              (Set{"concurrent_execution", "expired_replay", "orphan_receipt", "receipt_missing",
+                   "state_mismatch", "stuck_processing"}));
+}
+
+// Without the record, a receipt is not an orphan: there is nothing it could
+// be missing from. A SUCCESS receipt is what tells that a rotated key ran.
+TEST(Detection, KafkaOnlyJudgesWithoutTheRecord) {
+    Scenario s(DetectionSources{false, true, true, false});
+    const EpochMillis t0 = 1'700'000'000'000;
+    for (const char* id : {"k-1", "k-2"}) {
+        CallerObservation c;
+        c.callId = id;
+        c.state = CallerState::AwaitingResponse;
+        c.at = t0 + (id[2] == '2' ? 5000 : 0);
+        c.instance = "api-1";
+        c.bizNo = "ORD-7";
+        s.store.add(c);
+        ReceiptObservation r;
+        r.callId = id;
+        r.status = RecordStatus::Success;
+        r.version = 2;
+        r.finishedAt = c.at + 100;
+        s.store.add(r);
+    }
+    s.engine.evaluateAll(s.store, t0 + 3'600'000);
+    int rotations = 0;
+    for (const Anomaly& a : s.engine.anomalies()) {
+        EXPECT_NE(a.kind, AnomalyKind::OrphanReceipt);
+        if (a.kind == AnomalyKind::KeyRotation) {
+            ++rotations;
+            EXPECT_EQ(a.severity, Severity::Critical) << a.summary;
+        }
+    }
+    EXPECT_EQ(rotations, 1);
+}
+
 TEST(Detection, ReceiptMissingResolvesWhenTheReceiptArrives) {
     Scenario s;
     s.record("c1", RecordStatus::Success, T0, T0 + 40);
