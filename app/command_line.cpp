@@ -1,6 +1,7 @@
 // The one option table of every subcommand (CLI11), and the dispatch.
 #include "app/command_line.h"
 
+#include "app/check_command.h"
 #include "app/command_options.h"
 #include "app/gui_command.h"
 #include "app/headless_commands.h"
@@ -163,6 +164,7 @@ CLI::Option* addDuration(CLI::App* sub, const std::string& name, Millis& target,
 
 // Everything the option table fills, one member per subcommand.
 struct Parsed {
+    CheckOptions check;
     ScanOptions scan;
     WatchOptions watch;
     InspectOptions inspect;
@@ -178,6 +180,22 @@ struct Parsed {
 CLI::App* addSubcommand(CLI::App& app, const std::string& name, const std::string& summary) {
     static_cast<CallscopeFormatter*>(app.get_formatter().get())->summaries[name] = summary;
     return app.add_subcommand(name, summary);
+}
+
+void defineCheck(CLI::App& app, CheckOptions& o) {
+    auto* s = addSubcommand(app, "check", "what the config finds on its sources: run this first");
+    s->description(
+        "Connects to every configured source and prints what it finds through the config's\n"
+        "mapping: tables or views with their mapped columns and row estimates, whether\n"
+        "callscope's reads can use an index (and which index is missing), the topics each\n"
+        "pattern matches with partitions, sizes and timestamp types, the newest rows and\n"
+        "messages decoded (and those that do not fit), and which detections will run.\n"
+        "Exit 0: ready (warnings allowed); 1: a source cannot be read; 2: invalid config.");
+    addConfig(s, o.config);
+    s->add_option("--sample", o.sample, "rows per table and messages per topic to decode")
+        ->check(CLI::Range(0, 1000))
+        ->type_name("N")
+        ->capture_default_str();
 }
 
 void defineScan(CLI::App& app, ScanOptions& o) {
@@ -342,6 +360,7 @@ void defineCommandLine(CLI::App& app, Parsed& p) {
     app.formatter(std::make_shared<CallscopeFormatter>());
     app.get_formatter()->column_width(28);
     defineGui(app, p.gui);
+    defineCheck(app, p.check);
     defineScan(app, p.scan);
     defineWatch(app, p.watch);
     defineInspect(app, p.inspect);
@@ -477,6 +496,8 @@ int runCommandLine(int argc, char** argv) {
         std::cout << bashCompletion(app);
         return ExitOk;
     }
+    if (parsed("check"))
+        return runCheckCommand(p.check);
     if (parsed("scan"))
         return runScanCommand(p.scan);
     if (parsed("watch"))

@@ -619,6 +619,73 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
         sink.deliver(std::move(batch));
 }
 
+KafkaCheck KafkaSource::check(std::size_t samplePerTopic, const std::atomic<bool>& cancel) {
+    rd_kafka_t* c = m->newConsumer();
+    MessageDecoder decoder(m->cfg);
+    struct Closer {
+        rd_kafka_t* c;
+        std::shared_ptr<KafkaErrors> errors;
+        ~Closer() { closeConsumer(c, 5000, errors); }
+    } closer{c, m->errors};
+    KafkaCheck out;
+    const auto topics = m->resolveTopics(c, 10'000, nullptr, cancel);
+    bool receipts = false, callers = false;
+    std::map<PartitionKey, std::int64_t> start, stopAt;
+    std::map<std::string, std::size_t> index; // topic -> its entry in out.topics
+    for (const auto& [name, info] : topics) {
+        KafkaCheck::Topic t{name, info.role == Role::Receipt, info.partitions, 0, ""};
+        (t.receipts ? receipts : callers) = true;
+        // The newest messages, spread over the partitions.
+        const std::int64_t per = static_cast<std::int64_t>(
+            (samplePerTopic + static_cast<std::size_t>(std::max(1, info.partitions)) - 1) /
+            static_cast<std::size_t>(std::max(1, info.partitions)));
+        for (int p = 0; p < info.partitions; ++p) {
+            const auto [low, high] = m->watermarks(c, {name, p}, cancel);
+            t.messages += high - low;
+            if (high > low && per > 0) {
+                start[{name, p}] = std::max(low, high - per);
+                stopAt[{name, p}] = high;
+            }
+        }
+        index[name] = out.topics.size();
+        out.topics.push_back(std::move(t));
+    }
+    out.receiptsMissing = !m->cfg.receiptTopics.empty() && !receipts;
+    out.callersMissing = !m->cfg.callerTopics.empty() && !callers;
+    if (start.empty())
+        return out;
+    m->assign(c, start);
+    std::map<std::string, std::set<std::string>> stamps; // topic -> timestamp types seen
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!stopAt.empty() && !cancel && std::chrono::steady_clock::now() < deadline) {
+        rd_kafka_message_t* msg = rd_kafka_consumer_poll(c, 200);
+        if (!msg)
+            continue;
+        if (msg->rkt) {
+            const PartitionKey key{rd_kafka_topic_name(msg->rkt), msg->partition};
+            if (!msg->err) {
+                start[key] = msg->offset + 1;
+                ++out.sampled;
+                rd_kafka_timestamp_type_t tt;
+                rd_kafka_message_timestamp(msg, &tt);
+                stamps[key.topic].insert(tt == RD_KAFKA_TIMESTAMP_CREATE_TIME ? "CreateTime"
+                                         : tt == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME
+                                             ? "LogAppendTime"
+                                             : "none");
+                m->decode(msg, topics.at(key.topic).role, out.sample, decoder);
+            } else if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                stopAt.erase(key); // the rest is commit markers or an open transaction
+            }
+            if (const auto it = stopAt.find(key); it != stopAt.end() && start[key] >= it->second)
+                stopAt.erase(it);
+        }
+        rd_kafka_message_destroy(msg);
+    }
+    for (const auto& [topic, kinds] : stamps)
+        out.topics[index[topic]].timestampType = kinds.size() == 1 ? *kinds.begin() : "mixed";
+    return out;
+}
+
 ObservationBatch KafkaSource::fetchCall(const std::string& callId, EpochMillis from, EpochMillis to,
                                         const std::atomic<bool>& cancel, ColdFetchStats* stats) {
     // A consumer and a decoder of its own, so a live follow() is not disturbed.

@@ -22,6 +22,22 @@ struct ColdFetchStats {
     std::int64_t messagesMatched = 0;
 };
 
+// What `callscope check` reports of the brokers: the topics each spec
+// matches, their size and timestamp type, and a decoded sample.
+struct KafkaCheck {
+    struct Topic {
+        std::string name;
+        bool receipts = true; // else caller events
+        int partitions = 0;
+        std::int64_t messages = 0; // end minus earliest offset over its partitions
+        std::string timestampType; // "CreateTime", "LogAppendTime", "" (none sampled), "mixed"
+    };
+    std::vector<Topic> topics;
+    bool receiptsMissing = false, callersMissing = false; // a spec matches nothing
+    std::int64_t sampled = 0; // messages read for the sample
+    ObservationBatch sample;  // the newest messages of each topic, decoded
+};
+
 class KafkaSource : public Source {
 public:
     KafkaSource(const KafkaConfig& config, KafkaSourceOptions options = {});
@@ -36,6 +52,10 @@ public:
     // only the partition its key hashes to in each topic (SPEC §4.3).
     ObservationBatch fetchCall(const std::string& callId, EpochMillis from, EpochMillis to,
                                const std::atomic<bool>& cancel, ColdFetchStats* stats = nullptr);
+
+    // Lists the matching topics and decodes the newest `samplePerTopic`
+    // messages of each (spread over its partitions).
+    KafkaCheck check(std::size_t samplePerTopic, const std::atomic<bool>& cancel);
 
 private:
     struct Impl;

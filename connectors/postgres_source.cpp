@@ -204,10 +204,14 @@ struct PostgresSource::Impl {
 
     std::string column(const std::map<std::string, std::string>& cols, const std::string& key,
                        const std::string& name, const std::string& table) {
-        if (!cols.count(name))
+        if (!cols.count(name)) {
+            std::string have;
+            for (const auto& [col, type] : cols)
+                have += (have.empty() ? "" : ", ") + col;
             throw SourceError("postgres." + key + ": column \"" + name + "\" not found in table " +
-                                  table,
+                                  table + " (its columns: " + have + ")",
                               true);
+        }
         const std::string q = quoteIdent(*preparing, name);
         sqlTypes[q] = cols.at(name);
         return q;
@@ -276,6 +280,10 @@ struct PostgresSource::Impl {
         return "true";
     }
 
+    // The selects name their outputs (cs_*) so that ORDER BY and WHERE on a
+    // column name mean the table's column: an output named like it (a cast
+    // to text) would take precedence in ORDER BY, sorting text and keeping
+    // the index from giving the order.
     void prepareQueries(pqxx::connection& c) {
         preparing = &c;
         const RecordMapping& r = cfg.record;
@@ -290,7 +298,7 @@ struct PostgresSource::Impl {
         recordUpdated = timeColumn(rc, "record.updated_at", r.updatedAt, r.table);
         const std::string expire = timeColumn(rc, "record.expire_at", r.expireAt, r.table);
         recordSelect =
-            "SELECT " + recordCallId + "::text, " +
+            "SELECT " + recordCallId + "::text AS cs_call_id, " +
             column(rc, "record.request_digest", r.requestDigest, r.table) + "::text, " +
             column(rc, "record.status", r.status, r.table) + "::text, " +
             (r.firstSource.empty() ? std::string("''")
@@ -301,7 +309,7 @@ struct PostgresSource::Impl {
                                    : column(rc, "record.lock_version", r.lockVersion, r.table) +
                                          "::bigint") +
             ", " + millis(recordCreated) + ", " + millis(recordUpdated) + ", " + millis(expire) +
-            ", " + recordUpdated + "::text FROM " + recordTable;
+            ", " + recordUpdated + "::text AS cs_cursor FROM " + recordTable;
         if (!r.resultSnapshot.empty())
             column(rc, "record.result_snapshot", r.resultSnapshot, r.table);
 
@@ -319,7 +327,8 @@ struct PostgresSource::Impl {
         attemptCallId = column(ac, "attempt.call_id", a.callId, a.table);
         attemptArrived = timeColumn(ac, "attempt.arrived_at", a.arrivedAt, a.table);
         attemptSelect =
-            "SELECT " + attemptId + "::bigint, " + attemptCallId + "::text, " +
+            "SELECT " + attemptId + "::bigint AS cs_id, " + attemptCallId +
+            "::text AS cs_call_id, " +
             column(ac, "attempt.request_digest", a.requestDigest, a.table) + "::text, " +
             column(ac, "attempt.source_instance", a.sourceInstance, a.table) + "::text, " +
             (a.traceId.empty() ? std::string("''")
@@ -329,7 +338,7 @@ struct PostgresSource::Impl {
             (a.finishedAt.empty()
                  ? std::string("NULL::bigint")
                  : millis(timeColumn(ac, "attempt.finished_at", a.finishedAt, a.table))) +
-            ", " + attemptArrived + "::text FROM " + attemptTable;
+            ", " + attemptArrived + "::text AS cs_cursor FROM " + attemptTable;
         attemptsFinish = !a.finishedAt.empty();
     }
 
@@ -571,6 +580,168 @@ struct PostgresSource::Impl {
             sink.deliver(std::move(batch));
     }
 };
+
+namespace {
+
+// The scan node of a plan line ("->  Index Scan using x on t  (cost=…" ->
+// "Index Scan using x on t").
+std::string scanNode(const std::string& line) {
+    std::string l = line;
+    const std::size_t arrow = l.find("->");
+    if (arrow != std::string::npos)
+        l = l.substr(arrow + 2);
+    const std::size_t cost = l.find("  (cost=");
+    if (cost != std::string::npos)
+        l = l.substr(0, cost);
+    const std::size_t start = l.find_first_not_of(' ');
+    return start == std::string::npos ? std::string() : l.substr(start);
+}
+
+} // namespace
+
+PostgresCheck PostgresSource::check(std::size_t sampleRows) {
+    if (!m->conn)
+        m->connect();
+    PostgresCheck out;
+    const PostgresConfig& cfg = m->cfg;
+    try {
+        pqxx::connection& c = *m->conn;
+        {
+            pqxx::nontransaction w(c);
+            const auto r = w.exec("SELECT current_setting('server_version'), current_user::text, "
+                                  "current_setting('default_transaction_read_only')");
+            out.server = r[0][0].as<std::string>();
+            out.user = r[0][1].as<std::string>();
+            out.readOnly = r[0][2].as<std::string>() == "on";
+        }
+        // The plan of a read as callscope runs it, with sequential scans
+        // priced out so that any index that can serve it shows (a small table
+        // would otherwise be scanned whatever its indexes). EXPLAIN runs nothing.
+        const auto plan = [&](const std::string& sql) {
+            pqxx::work w(c);
+            w.exec("SET LOCAL enable_seqscan = off");
+            PostgresCheck::Access a;
+            for (const auto& row : w.exec("EXPLAIN " + sql)) {
+                const std::string line = row[0].as<std::string>();
+                if (line.find("Scan") == std::string::npos ||
+                    line.find("Subquery") != std::string::npos)
+                    continue;
+                const std::string node = scanNode(line);
+                if (node.find("Index") != std::string::npos)
+                    a.indexed = true;
+                if (a.plan.empty() || node.find("Index") != std::string::npos)
+                    a.plan = node;
+            }
+            w.commit();
+            return a;
+        };
+        const auto describe = [&](const std::string& key, const std::string& table,
+                                  const std::vector<std::pair<const char*, std::string>>& mapped) {
+            PostgresCheck::Relation rel;
+            rel.key = key;
+            rel.name = table;
+            const auto cols = m->columnsOf(c, table);
+            pqxx::nontransaction w(c);
+            const auto k = w.exec("SELECT c.relkind::text, c.reltuples::bigint FROM pg_class c "
+                                  "WHERE c.oid = " + w.quote(table) + "::regclass");
+            static const std::map<std::string, std::string> kinds{
+                {"r", "table"}, {"v", "view"}, {"m", "materialized view"},
+                {"p", "partitioned table"}, {"f", "foreign table"}};
+            const std::string kind = k.empty() ? "" : k[0][0].as<std::string>();
+            rel.kind = kinds.count(kind) ? kinds.at(kind) : "relation";
+            // Counted exactly up to a bound (cheap), estimated beyond it: the
+            // planner's figure for a table never analysed is a guess.
+            const std::string from = quoteTable(c, table);
+            const std::int64_t bound = PostgresCheck::Relation::kCountedRows;
+            rel.rows = w.exec("SELECT count(*) FROM (SELECT 1 FROM " + from + " LIMIT " +
+                              std::to_string(bound + 1) + ") x")[0][0]
+                           .as<std::int64_t>();
+            if (rel.rows > bound) {
+                rel.estimated = true;
+                if (!k.empty() && (kind == "r" || kind == "m"))
+                    rel.rows = std::max(rel.rows, k[0][1].as<std::int64_t>());
+                const auto e = w.exec("EXPLAIN SELECT 1 FROM " + from);
+                const std::string first = e.empty() ? "" : e[0][0].as<std::string>();
+                const std::size_t at = first.find(" rows=");
+                if (at != std::string::npos) {
+                    const std::size_t end = first.find(' ', at + 6);
+                    rel.rows = std::max(rel.rows, toInt(first.substr(at + 6, end - at - 6), -1));
+                }
+            }
+            for (const auto& [what, name] : mapped)
+                rel.columns.push_back({key + "." + what, name,
+                                       name.empty() || !cols.count(name) ? "" : cols.at(name)});
+            return rel;
+        };
+        const RecordMapping& r = cfg.record;
+        const std::string since = m->bound(m->recordUpdated, ">=", nowMillis() - 60'000);
+        auto record = describe("record", r.table,
+                               {{"call_id", r.callId}, {"request_digest", r.requestDigest},
+                                {"status", r.status}, {"result_snapshot", r.resultSnapshot},
+                                {"first_source", r.firstSource}, {"lock_version", r.lockVersion},
+                                {"created_at", r.createdAt}, {"updated_at", r.updatedAt},
+                                {"expire_at", r.expireAt}});
+        const std::string sample = "x"; // any value: only the plan is asked
+        const auto access = [&](PostgresCheck::Relation& rel, const char* what,
+                                const std::string& sql, std::string advice) {
+            PostgresCheck::Access a = plan(sql);
+            a.what = what;
+            if (!a.indexed)
+                a.advice = std::move(advice);
+            rel.access.push_back(std::move(a));
+        };
+        const std::string onRecord = record.kind == "view" ? " on the table behind the view"
+                                                           : " on " + r.table;
+        access(record, "follow: records changed since the last poll (every poll_interval)",
+               m->recordSelect + " WHERE " + since + " ORDER BY " + m->recordUpdated + ", " +
+                   m->recordCallId + " LIMIT " + std::to_string(kPageRows),
+               "an index on (" + r.updatedAt + ", " + r.callId + ")" + onRecord);
+        access(record, "lookup: a record by callId (drill-down, messages naming a callId)",
+               m->recordSelect + " WHERE " + m->recordCallId + " = ANY(" +
+                   c.quote(textArray({sample})) + "::text[])",
+               "an index on (" + r.callId + ")" + onRecord);
+        access(record, "siblings: records with one request digest (key rotation drill-down)",
+               "SELECT " + m->recordCallId + " FROM " + m->recordTable + " WHERE " +
+                   quoteIdent(c, r.requestDigest) + " = " + c.quote(sample) + " AND " +
+                   m->bound(m->recordCreated, ">=", nowMillis() - 3'600'000),
+               "an index on (" + r.requestDigest + ")" + onRecord);
+        out.relations.push_back(std::move(record));
+        ObservationBatch rows;
+        m->query(c, m->recordSelect + " ORDER BY " + m->recordUpdated + " DESC LIMIT " +
+                        std::to_string(sampleRows), rows, &Impl::addRecord);
+        if (!m->attemptSelect.empty()) {
+            const AttemptMapping& a = cfg.attempt;
+            auto attempt = describe("attempt", a.table,
+                                    {{"id", a.id}, {"call_id", a.callId},
+                                     {"request_digest", a.requestDigest},
+                                     {"source_instance", a.sourceInstance},
+                                     {"trace_id", a.traceId}, {"outcome", a.outcome},
+                                     {"arrived_at", a.arrivedAt}, {"finished_at", a.finishedAt}});
+            const std::string onAttempt = attempt.kind == "view" ? " on the table behind the view"
+                                                                 : " on " + a.table;
+            access(attempt, "follow: attempts arrived since the last poll",
+                   m->attemptSelect + " WHERE " +
+                       m->bound(m->attemptArrived, ">=", nowMillis() - 60'000) + " ORDER BY " +
+                       m->attemptArrived + ", " + m->attemptId + " LIMIT " +
+                       std::to_string(kPageRows),
+                   "an index on (" + a.arrivedAt + ", " + a.id + ")" + onAttempt);
+            access(attempt, "lookup: the attempts of a callId",
+                   m->attemptSelect + " WHERE " + m->attemptCallId + " = ANY(" +
+                       c.quote(textArray({sample})) + "::text[])",
+                   "an index on (" + a.callId + ")" + onAttempt);
+            out.relations.push_back(std::move(attempt));
+            m->query(c, m->attemptSelect + " ORDER BY " + m->attemptArrived + " DESC LIMIT " +
+                            std::to_string(sampleRows), rows, &Impl::addAttempt);
+        }
+        out.sample = std::move(rows);
+    } catch (const SourceError&) {
+        throw;
+    } catch (const std::exception& e) {
+        m->conn.reset();
+        throw SourceError("PostgreSQL: " + m->scrubbed(e.what()));
+    }
+    return out;
+}
 
 PostgresSource::PostgresSource(const PostgresConfig& config)
     : m(std::make_unique<Impl>(config)) {}

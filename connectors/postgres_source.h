@@ -9,6 +9,38 @@
 
 namespace callscope {
 
+// What `callscope check` reports of the database: how the mapping lands,
+// how big the tables are and whether callscope's reads can use an index.
+struct PostgresCheck {
+    struct Column {
+        std::string key;  // "record.call_id"
+        std::string name; // the user's column; "" when unmapped
+        std::string type; // its SQL type
+    };
+    struct Access {
+        std::string what; // "follow: rows changed since the last poll"
+        bool indexed = false;
+        std::string plan; // the plan's scan node, e.g. "Index Scan using x on t"
+        std::string advice; // what index would serve it, when none does
+    };
+    struct Relation {
+        std::string key;  // "record" or "attempt"
+        std::string name; // as configured
+        std::string kind; // "table", "view", "materialized view", ...
+        // Counted up to kCountedRows; beyond that `rows` is the planner's estimate.
+        static constexpr std::int64_t kCountedRows = 100'000;
+        std::int64_t rows = 0;
+        bool estimated = false;
+        std::vector<Column> columns;
+        std::vector<Access> access;
+    };
+    std::string server; // server_version
+    std::string user;
+    bool readOnly = false;
+    std::vector<Relation> relations;
+    ObservationBatch sample; // the newest rows, decoded (rejections included)
+};
+
 class PostgresSource : public Source {
 public:
     explicit PostgresSource(const PostgresConfig& config);
@@ -37,6 +69,9 @@ public:
 
     // Connects and checks the mapping; throws SourceError.
     void connect();
+    // Connects and describes the mapped tables, reading the newest
+    // `sampleRows` rows of each (EXPLAIN only for the access paths).
+    PostgresCheck check(std::size_t sampleRows);
 
 private:
     struct Impl;

@@ -15,6 +15,8 @@ CREATE TABLE IF NOT EXISTS idempotent_record (
 );
 CREATE INDEX IF NOT EXISTS idempotent_record_expire_at ON idempotent_record (expire_at);
 CREATE INDEX IF NOT EXISTS idempotent_record_updated_at ON idempotent_record (updated_at, call_id);
+-- the siblings of a key rotation (one request under several callIds), for the drill-down
+CREATE INDEX IF NOT EXISTS idempotent_record_request_digest ON idempotent_record (request_digest);
 
 -- §1.2 Server attempt log (optional): one row per request that reached the server
 CREATE TABLE IF NOT EXISTS idempotent_attempt (

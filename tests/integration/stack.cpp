@@ -79,10 +79,12 @@ static std::vector<std::string>& writtenConfigs() {
     return files.paths;
 }
 
-std::string TestStack::writeConfig(const std::string& extra) const {
+std::string TestStack::writeConfig(const std::string& extra,
+                                   const std::string& postgresExtra) const {
     const std::string path = tempPath("callscope.toml");
     writtenConfigs().push_back(path);
     std::ofstream(path) << "[postgres]\ndsn = \"" << dsn << "\"\npoll_interval = \"200ms\"\n"
+                        << postgresExtra << (postgresExtra.empty() ? "" : "\n")
                         << "[kafka]\nbrokers = \"" << brokers << "\"\nreceipt_topics = \""
                         << receiptTopic << "\"\ncaller_topics = \"" << callerTopic << "\"\n"
                         << extra;

@@ -17,8 +17,10 @@ struct TestStack {
     Config config; // points at this test's database and topics
 
     // A config file for callscope pointing at this test's database and topics,
-    // with short detection thresholds; `extra` is appended as written.
-    std::string writeConfig(const std::string& extra = {}) const;
+    // with short detection thresholds; `extra` is appended as written, and
+    // `postgresExtra` goes into its [postgres] table (e.g. "enabled = false").
+    std::string writeConfig(const std::string& extra = {},
+                            const std::string& postgresExtra = {}) const;
 
     // Creates a fresh database (with the reference schema created by whoever
     // writes first) and names fresh topics. Throws when the stack is not up.

@@ -1,0 +1,239 @@
+#include "app/check_command.h"
+
+#include "app/monitor.h"
+#include "connectors/secrets.h"
+#include "models/visible_text.h"
+
+#include <iostream>
+#include <sstream>
+
+namespace callscope {
+namespace {
+
+// Everything printed that comes from the config, the database or a message
+// goes through this: control characters and escapes are shown, never sent.
+std::string shown(std::string_view text) { return visibleText(text); }
+
+std::string thousands(std::int64_t n) {
+    std::string digits = std::to_string(n < 0 ? -n : n), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i && (digits.size() - i) % 3 == 0)
+            out += ',';
+        out += digits[i];
+    }
+    return (n < 0 ? "-" : "") + out;
+}
+
+std::string when(EpochMillis t) { return t == kNoTime ? "-" : formatIsoMillis(t); }
+
+std::string shortDigest(const std::string& d) {
+    return d.size() > 12 ? shown(d.substr(0, 12)) + "\u2026" : shown(d);
+}
+
+std::string padded(const std::string& s, std::size_t width) {
+    return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
+}
+
+// What was found, counted: a problem fails the check, a warning does not.
+struct Tally {
+    int problems = 0, warnings = 0;
+    void problem(const std::string& what) {
+        ++problems;
+        std::cout << "  PROBLEM: " << shown(what) << '\n';
+    }
+    void warning(const std::string& what) {
+        ++warnings;
+        std::cout << "  warning: " << shown(what) << '\n';
+    }
+};
+
+void printRejections(const std::vector<Rejection>& rejected, std::size_t limit) {
+    std::size_t n = 0;
+    for (const Rejection& r : rejected) {
+        if (n++ == limit)
+            break;
+        std::cout << "    rejected " << shown(r.where) << ": " << shown(r.reason) << ": "
+                  << shown(r.sample) << '\n';
+    }
+}
+
+void checkPostgres(const Config& config, int sample, Tally& tally) {
+    std::cout << "PostgreSQL  " << shown(redactDsn(config.postgres.dsn)) << '\n';
+    PostgresCheck found;
+    try {
+        PostgresSource source(config.postgres);
+        found = source.check(static_cast<std::size_t>(sample));
+    } catch (const SourceError& e) {
+        tally.problem(e.what());
+        return;
+    }
+    std::cout << "  server " << shown(found.server) << ", user " << shown(found.user)
+              << ", read-only session: " << (found.readOnly ? "yes" : "no") << '\n';
+    for (const PostgresCheck::Relation& rel : found.relations) {
+        std::cout << "  " << rel.key << "  " << shown(rel.name) << " (" << rel.kind
+                  << ", " << (rel.estimated ? "~" : "") << thousands(rel.rows) << " row"
+                  << (rel.rows == 1 ? "" : "s") << (rel.estimated ? ", estimated" : "")
+                  << ")\n";
+        for (const auto& col : rel.columns)
+            std::cout << "    " << padded(col.key, 26)
+                      << (col.name.empty() ? std::string("(not mapped)")
+                                           : padded(shown(col.name), 18) + shown(col.type))
+                      << '\n';
+        for (const auto& a : rel.access) {
+            std::cout << "    " << (a.indexed ? "indexed  " : "NO INDEX ") << a.what << "\n"
+                      << "             " << shown(a.plan) << '\n';
+            if (!a.indexed)
+                tally.warning(rel.key + " " + a.what.substr(0, a.what.find(':')) +
+                              " scans the whole " + rel.kind + "; add " + a.advice);
+        }
+    }
+    if (!config.readsAttempts())
+        std::cout << "  attempt  not read ([postgres.attempt] enabled = false)\n";
+    const ObservationBatch& s = found.sample;
+    std::cout << "  sample: " << s.records.size() << " newest records"
+              << (config.readsAttempts() ? ", " + std::to_string(s.attempts.size()) +
+                                               " newest attempts"
+                                         : std::string())
+              << " decoded, " << s.rejected.size() << " rejected\n";
+    for (const RecordObservation& r : s.records)
+        std::cout << "    record " << shown(r.callId) << "  " << toString(r.status) << "  updated "
+                  << when(r.updatedAt) << "  expires " << when(r.expireAt) << "  digest "
+                  << shortDigest(r.digest)
+                  << (r.firstSource.empty() ? std::string()
+                                            : "  first source " + shown(r.firstSource))
+                  << '\n';
+    for (const AttemptObservation& a : s.attempts)
+        std::cout << "    attempt #" << a.id << " " << shown(a.callId) << "  "
+                  << toString(a.outcome) << "  from " << shown(a.sourceInstance) << "  arrived "
+                  << when(a.arrivedAt) << '\n';
+    printRejections(s.rejected, static_cast<std::size_t>(sample));
+    if (!s.rejected.empty())
+        tally.warning(std::to_string(s.rejected.size()) +
+                      " of the newest rows do not fit the mapping (see above): they would be "
+                      "counted and skipped");
+    if (s.records.empty() && s.rejected.empty())
+        tally.warning("the record table is empty: nothing to judge yet");
+}
+
+void checkKafka(const Config& config, int sample, Tally& tally) {
+    const auto protocol = config.kafka.properties.find("security.protocol");
+    std::cout << "Kafka  " << shown(config.kafka.brokers)
+              << (protocol != config.kafka.properties.end() ? " (" + shown(protocol->second) + ")"
+                                                            : std::string())
+              << '\n';
+    KafkaCheck found;
+    try {
+        KafkaSource source(config.kafka);
+        const std::atomic<bool> never{false};
+        found = source.check(static_cast<std::size_t>(sample), never);
+    } catch (const SourceError& e) {
+        tally.problem(e.what());
+        return;
+    }
+    const auto list = [&](bool receipts, const std::string& spec, bool missing) {
+        const char* what = receipts ? "receipt topics" : "caller event topics";
+        if (spec.empty()) {
+            std::cout << "  " << what << ": not read (kafka." << (receipts ? "receipt" : "caller")
+                      << "_topics is empty)\n";
+            return;
+        }
+        std::cout << "  " << what << " \"" << shown(spec) << "\""
+                  << (spec.front() == '^' ? " (a pattern)" : "") << ":\n";
+        for (const KafkaCheck::Topic& t : found.topics)
+            if (t.receipts == receipts)
+                std::cout << "    " << shown(t.name) << "  " << t.partitions << " partition"
+                          << (t.partitions == 1 ? "" : "s") << ", " << thousands(t.messages)
+                          << " messages"
+                          << (t.timestampType.empty() ? std::string()
+                                                      : ", timestamps " + t.timestampType)
+                          << '\n';
+        if (missing)
+            tally.warning(std::string(what) + " \"" + spec +
+                          "\" match no topic on the brokers: they are not read until they "
+                          "exist" +
+                          (receipts ? " (receipt_missing is not judged meanwhile)" : ""));
+    };
+    list(true, config.kafka.receiptTopics, found.receiptsMissing);
+    list(false, config.kafka.callerTopics, found.callersMissing);
+    for (const KafkaCheck::Topic& t : found.topics)
+        if (t.timestampType == "LogAppendTime" || t.timestampType == "mixed")
+            tally.warning("topic " + t.name + " has " + t.timestampType +
+                          " timestamps: a window is sought by the time the broker appended a "
+                          "message, not the time it was produced");
+    const ObservationBatch& s = found.sample;
+    std::cout << "  sample: " << found.sampled << " newest messages, "
+              << s.receipts.size() + s.callerEvents.size() << " decoded, " << s.rejected.size()
+              << " rejected\n";
+    std::size_t n = 0;
+    for (const ReceiptObservation& r : s.receipts)
+        if (n++ < static_cast<std::size_t>(sample))
+            std::cout << "    receipt " << shown(r.callId) << "  v" << r.version << " "
+                      << toString(r.status) << "  finished " << when(r.finishedAt)
+                      << (r.sourceInstance.empty() ? std::string()
+                                                   : "  from " + shown(r.sourceInstance))
+                      << '\n';
+    n = 0;
+    for (const CallerObservation& c : s.callerEvents)
+        if (n++ < static_cast<std::size_t>(sample))
+            std::cout << "    caller " << shown(c.callId) << "  " << toString(c.state) << "  at "
+                      << when(c.at) << "  by " << shown(c.instance)
+                      << (c.bizNo.empty() ? std::string() : "  bizNo " + shown(c.bizNo)) << '\n';
+    printRejections(s.rejected, static_cast<std::size_t>(sample));
+    if (!s.rejected.empty())
+        tally.warning(std::to_string(s.rejected.size()) + " of " + std::to_string(found.sampled) +
+                      " sampled messages do not fit the mapping (see above): they would be "
+                      "counted and skipped");
+}
+
+} // namespace
+
+int runCheckCommand(const CheckOptions& options) {
+    const auto config = loadConfigOrReport(options.config);
+    if (!config)
+        return ExitUsage;
+    std::cout << "config: "
+              << (config->sourcePath.empty() ? std::string("built-in defaults (no file)")
+                                             : shown(config->sourcePath))
+              << " is valid\n\n";
+    Tally tally;
+    if (config->readsPostgres())
+        checkPostgres(*config, options.sample, tally);
+    else
+        std::cout << "PostgreSQL  not read ([postgres] enabled = false)\n";
+    std::cout << '\n';
+    if (config->readsKafka())
+        checkKafka(*config, options.sample, tally);
+    else
+        std::cout << "Kafka  not read (kafka.receipt_topics and kafka.caller_topics are empty)\n";
+
+    const auto off = detectionsOff(sourcesOf(*config));
+    std::string on;
+    for (const std::string_view kind : kAnomalyKindNames) {
+        bool isOff = false;
+        for (const auto& [k, why] : off)
+            isOff |= toString(k) == kind;
+        if (!isOff)
+            on += (on.empty() ? "" : ", ") + std::string(kind);
+    }
+    std::cout << "\nDetections that will run (" << kAnomalyKindNames.size() - off.size()
+              << "): " << on << '\n';
+    if (!off.empty()) {
+        std::cout << "Detections off (" << off.size() << "):\n";
+        for (const auto& [kind, why] : off)
+            std::cout << "  " << padded(std::string(toString(kind)), 22) << why << '\n';
+    }
+    std::cout << '\n';
+    if (tally.problems > 0) {
+        std::cout << "not ready: " << tally.problems << " problem"
+                  << (tally.problems == 1 ? "" : "s") << " (PROBLEM lines above)\n";
+        return ExitRuntime;
+    }
+    std::cout << "ready"
+              << (tally.warnings > 0 ? ", with " + std::to_string(tally.warnings) + " warning" +
+                                           (tally.warnings == 1 ? "" : "s") + " (above)"
+                                     : std::string())
+              << '\n';
+    return ExitOk;
+}
+
+} // namespace callscope
