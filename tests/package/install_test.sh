@@ -26,6 +26,7 @@ check "cmake --install lays the tree out" cmake --install "$build" --prefix "$pr
 for f in bin/callscope share/applications/$app.desktop \
          share/icons/hicolor/scalable/apps/$app.svg share/metainfo/$app.metainfo.xml \
          share/callscope/callscope.toml share/callscope/schema.sql \
+         share/callscope/examples/stripe/view.sql share/callscope/examples/powertools/view.sql \
          share/man/man1/callscope.1 share/bash-completion/completions/callscope; do
   check "installs $f" test -s "$prefix/$f"
 done
@@ -35,7 +36,7 @@ check "the desktop entry names the installed icon" \
   grep -qx "Icon=$app" "$prefix/share/applications/$app.desktop"
 
 man=$prefix/share/man/man1/callscope.1
-for sub in gui scan watch inspect report demo sim; do
+for sub in gui check scan watch inspect report demo sim; do
   check "the man page describes $sub" grep -q "^  *$sub\b\|callscope $sub\|^$sub\b" "$man"
 done
 check "the man page documents --since and the exit status" \
