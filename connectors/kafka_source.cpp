@@ -172,6 +172,19 @@ struct KafkaSource::Impl {
         return c;
     }
 
+    // A consumer and a decoder of its own (a cold fetch, a check), so a live
+    // follow() is not disturbed; closed when it goes.
+    struct OwnConsumer {
+        explicit OwnConsumer(Impl& impl)
+            : rk(impl.newConsumer()), decoder(impl.cfg), errors(impl.errors) {}
+        ~OwnConsumer() { closeConsumer(rk, 5000, errors); }
+        OwnConsumer(const OwnConsumer&) = delete;
+        OwnConsumer& operator=(const OwnConsumer&) = delete;
+        rd_kafka_t* rk;
+        MessageDecoder decoder;
+        std::shared_ptr<KafkaErrors> errors;
+    };
+
     void ensureConsumer() {
         if (!rk)
             rk = newConsumer();
@@ -620,13 +633,8 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
 }
 
 KafkaCheck KafkaSource::check(std::size_t samplePerTopic, const std::atomic<bool>& cancel) {
-    rd_kafka_t* c = m->newConsumer();
-    MessageDecoder decoder(m->cfg);
-    struct Closer {
-        rd_kafka_t* c;
-        std::shared_ptr<KafkaErrors> errors;
-        ~Closer() { closeConsumer(c, 5000, errors); }
-    } closer{c, m->errors};
+    Impl::OwnConsumer own(*m);
+    rd_kafka_t* c = own.rk;
     KafkaCheck out;
     const auto topics = m->resolveTopics(c, 10'000, nullptr, cancel);
     bool receipts = false, callers = false;
@@ -672,7 +680,7 @@ KafkaCheck KafkaSource::check(std::size_t samplePerTopic, const std::atomic<bool
                                          : tt == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME
                                              ? "LogAppendTime"
                                              : "none");
-                m->decode(msg, topics.at(key.topic).role, out.sample, decoder);
+                m->decode(msg, topics.at(key.topic).role, out.sample, own.decoder);
             } else if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
                 stopAt.erase(key); // the rest is commit markers or an open transaction
             }
@@ -688,14 +696,8 @@ KafkaCheck KafkaSource::check(std::size_t samplePerTopic, const std::atomic<bool
 
 ObservationBatch KafkaSource::fetchCall(const std::string& callId, EpochMillis from, EpochMillis to,
                                         const std::atomic<bool>& cancel, ColdFetchStats* stats) {
-    // A consumer and a decoder of its own, so a live follow() is not disturbed.
-    rd_kafka_t* c = m->newConsumer();
-    MessageDecoder decoder(m->cfg);
-    struct Closer {
-        rd_kafka_t* c;
-        std::shared_ptr<KafkaErrors> errors;
-        ~Closer() { closeConsumer(c, 5000, errors); }
-    } closer{c, m->errors};
+    Impl::OwnConsumer own(*m);
+    rd_kafka_t* c = own.rk;
     const auto topics = m->resolveTopics(c, 10'000, nullptr, cancel);
     std::vector<PartitionKey> parts;
     for (const auto& [name, info] : topics) {
@@ -753,7 +755,7 @@ ObservationBatch KafkaSource::fetchCall(const std::string& callId, EpochMillis f
                 if (msg->key && k == callId) {
                     if (stats)
                         stats->messagesMatched++;
-                    m->decode(msg, topics.at(key.topic).role, batch, decoder);
+                    m->decode(msg, topics.at(key.topic).role, batch, own.decoder);
                 }
             } else if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
                 start[key] = std::max(start[key], msg->offset);

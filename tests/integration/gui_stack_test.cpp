@@ -52,19 +52,25 @@ Config failingViewConfig(const std::string& name, const std::string& table) {
     return config;
 }
 
+// Simulator options writing into the stack's database and topics.
+SimOptions simInto(const TestStack& s, int durationMs, int rate, std::uint64_t seed) {
+    SimOptions o;
+    o.duration = Millis{durationMs};
+    o.rate = rate;
+    o.seed = seed;
+    o.receiptTopic = s.receiptTopic;
+    o.callerTopic = s.callerTopic;
+    o.allowWritesTo = s.database;
+    return o;
+}
+
 } // namespace
 
 TEST(Dashboard, ShowsTheSimulatorsAnomaliesAndFindsACallIdAndABizNo) {
     TestStack s = TestStack::fresh("gui");
-    SimOptions o;
-    o.duration = Millis{3000};
-    o.rate = 30;
-    o.seed = 5;
+    SimOptions o = simInto(s, 3000, 30, 5);
     o.faults[AnomalyKind::KeyRotation] = 0.1;
     o.faults[AnomalyKind::DigestConflict] = 0.1;
-    o.receiptTopic = s.receiptTopic;
-    o.allowWritesTo = s.database;
-    o.callerTopic = s.callerTopic;
     const TempFile truthFile("gui-truth.jsonl");
     o.truthPath = truthFile.path;
     const SimResult r = runSimulation(s.config, o);
@@ -122,15 +128,9 @@ TEST(Dashboard, ShowsTheSimulatorsAnomaliesAndFindsACallIdAndABizNo) {
 // which a test can size exactly; the budget takes the same path.
 TEST(Dashboard, AppliesRetentionWhileFollowing) {
     TestStack s = TestStack::fresh("gui_budget");
-    SimOptions o;
-    o.duration = Millis{3000};
-    o.rate = 40;
-    o.seed = 21;
+    SimOptions o = simInto(s, 3000, 40, 21);
     o.faults[AnomalyKind::KeyRotation] = 0.1;
     o.faults[AnomalyKind::DigestConflict] = 0.1;
-    o.receiptTopic = s.receiptTopic;
-    o.allowWritesTo = s.database;
-    o.callerTopic = s.callerTopic;
     const SimResult r = runSimulation(s.config, o);
     ASSERT_TRUE(r.ok) << r.error;
 
@@ -313,14 +313,8 @@ TEST(Dashboard, KafkaNotConfiguredIsNotAnOutage) {
 // read", the record tiles say so, and what Kafka shows is judged.
 TEST(Dashboard, AKafkaOnlyDeploymentShowsWhatItReads) {
     TestStack s = TestStack::fresh("gui_kafka_only");
-    SimOptions o;
-    o.duration = Millis{2000};
-    o.rate = 30;
-    o.seed = 11;
+    SimOptions o = simInto(s, 2000, 30, 11);
     o.faults[AnomalyKind::KeyRotation] = 0.15;
-    o.receiptTopic = s.receiptTopic;
-    o.callerTopic = s.callerTopic;
-    o.allowWritesTo = s.database;
     const SimResult r = runSimulation(s.config, o);
     ASSERT_TRUE(r.ok) << r.error;
     Config config = s.config;

@@ -223,7 +223,7 @@ TEST(Check, SaysWhatItFindsAndWhichDetectionsRun) {
     for (const char* needle :
          {"is valid", "read-only session: yes", "record  idempotent_record (table, ",
           "record.call_id            call_id", "attempt  idempotent_attempt (table, ",
-          "indexed  follow: records changed", "Index Scan using idempotent_record_updated_at",
+          "indexed  follow: records changed", " idempotent_record_updated_at",
           "indexed  lookup: a record by callId", " partitions, ", "timestamps CreateTime",
           "newest records, ", "Detections that will run (11)", "\nready"})
         EXPECT_NE(r.out.find(needle), std::string::npos) << needle << "\n" << r.out;
