@@ -105,11 +105,11 @@ void DashboardBackend::tick() {
             return;
         }
         for (const SourceHealth& h : m_monitor->healthChanges()) {
-            SourceStatus& st = m_sources[h.source];
+            SourceHealth& st = m_sources[h.source];
             // A note keeps the connection state as it was; a state change keeps the last note.
             const std::string note = h.note.empty() ? st.note : h.note;
             if (h.note.empty() || st.source.empty())
-                st = {h.source, h.connected, h.lastError, h.lastOkAt, h.lag, {}};
+                st = h;
             st.note = note;
         }
     } else {
@@ -144,52 +144,7 @@ void DashboardBackend::computeStats(DashboardSnapshot& s, EpochMillis now) {
         s.recordsPerSec = double(c.records - m_lastCounters.records) / seconds;
     }
     m_lastCounters = c;
-    std::unordered_map<std::uint32_t, InstanceStats> byInstance;
-    for (std::uint32_t i = 0; i < store.size(); ++i) {
-        const CallState& call = store.call(i);
-        if (call.hasRecord()) {
-            s.recordsByStatus[static_cast<int>(call.recordStatus())]++;
-            if (call.recordStatus() == RecordStatus::Processing) {
-                const EpochMillis age = now - store.timeOf(call, call.updated);
-                std::size_t b = 0;
-                while (b < kAgeBucketLimits.size() && age >= kAgeBucketLimits[b])
-                    ++b;
-                s.processingAges[b]++;
-            }
-        }
-        std::uint32_t seen[8] = {};
-        int nSeen = 0;
-        for (const CallEvent& e : store.events(i)) {
-            if ((e.type != EventType::Attempt && e.type != EventType::Caller) || e.instance == 0)
-                continue;
-            InstanceStats& st = byInstance[e.instance];
-            bool counted = false;
-            for (int k = 0; k < nSeen; ++k)
-                counted |= seen[k] == e.instance;
-            if (!counted && nSeen < 8) {
-                seen[nSeen++] = e.instance;
-                st.calls++;
-            }
-            if (e.type == EventType::Caller &&
-                static_cast<CallerState>(e.code) == CallerState::AwaitingResponse && e.aux > 1)
-                st.retries++;
-        }
-    }
-    std::map<std::string, InstanceStats> named;
-    for (auto& [id, st] : byInstance) {
-        st.instance = store.instance(id);
-        named[st.instance] = st;
-    }
-    for (const Anomaly& a : m_monitor->engine().anomalies())
-        for (const std::string& inst : a.instances) {
-            InstanceStats& st = named[inst];
-            st.instance = inst;
-            st.duplicateCallers += a.kind == AnomalyKind::DuplicateCaller;
-            st.conflicts += a.kind == AnomalyKind::DigestConflict;
-            st.anomalies += a.open;
-        }
-    for (auto& [_, st] : named)
-        s.instances.push_back(st);
+    countCalls(store, m_monitor->engine().anomalies(), now, s);
     const RejectStats& r = m_monitor->rejects();
     s.rejected = r.total();
     s.rejectedByReason = r.byReason;

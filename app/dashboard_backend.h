@@ -62,7 +62,7 @@ private:
     EpochMillis m_nextConnectAt = 0;
     std::int64_t m_backoffMs = 1000;
     std::vector<AnomalyChange> m_pending;
-    std::map<std::string, SourceStatus> m_sources;
+    std::map<std::string, SourceHealth> m_sources;
     EpochMillis m_lastSnapshot = 0, m_lastStats = 0, m_lastRetention = 0;
     StoreCounters m_lastCounters;
     std::atomic<bool> m_cancelCall{false}, m_stopping{false}, m_cancelReport{false};

@@ -130,13 +130,7 @@ std::string readableAnomaly(const Anomaly& a) {
     return out;
 }
 
-bool severer(const Anomaly* a, const Anomaly* b) {
-    if (a->severity != b->severity)
-        return a->severity > b->severity;
-    if (a->firstEventAt != b->firstEventAt)
-        return a->firstEventAt < b->firstEventAt;
-    return a->callIds < b->callIds;
-}
+bool severer(const Anomaly* a, const Anomaly* b) { return moreSevere(*a, *b); }
 
 } // namespace
 

@@ -1,5 +1,7 @@
 #include "app/monitor.h"
 
+#include "models/retention.h"
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -164,10 +166,10 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
     // Messages name callIds whose record lies before the window: read those
     // records by key, so they are not taken for orphans.
     std::vector<std::string> missing;
-    for (std::uint32_t i = 0; i < m_store.size(); ++i)
+    for (std::uint32_t i = 0; i < m_store.size() && m_config.readsPostgres(); ++i)
         if (!m_store.call(i).hasRecord())
             missing.push_back(m_store.callId(i));
-    if (!missing.empty() && !cancel && m_config.readsPostgres()) {
+    if (!missing.empty() && !cancel) {
         ObservationBatch b = m_postgres.fetchCalls(missing, &cancel);
         deliver(std::move(b));
         applyQueued(nowMillis(), false);
@@ -226,117 +228,24 @@ std::vector<AnomalyChange> Monitor::pump(EpochMillis now) {
 }
 
 std::size_t Monitor::applyRetention(EpochMillis now, Millis keepResolved) {
-    const std::int64_t keepMs = m_config.retention.finishedCalls.count();
-    // Anomalies resolved longer ago than finished calls are kept (or than the
-    // dashboard's window) are forgotten; their calls may then leave memory too.
-    m_engine.forgetResolved(m_store, now - std::max(keepMs, keepResolved.count()));
-    // The server's side is done: the record is terminal or, without the
-    // record (Kafka only), a terminal receipt came or only callers are read.
-    const bool records = m_config.readsPostgres();
-    const auto serverDone = [&](std::uint32_t i) {
-        const CallState& c = m_store.call(i);
-        if (records)
-            return c.hasRecord() && isTerminal(c.recordStatus());
-        if (!m_config.readsReceipts())
-            return true;
-        for (const CallEvent& e : m_store.events(i))
-            if (e.type == EventType::Receipt && isTerminal(static_cast<RecordStatus>(e.code)))
-                return true;
-        return false;
-    };
-    const auto healthyFinished = [&](std::uint32_t i) {
-        const CallState& c = m_store.call(i);
-        if (m_engine.holds(i))
-            return false;
-        const bool recordDone = serverDone(i);
-        const bool callerDone =
-            c.caller == 0 || isTerminal(static_cast<CallerState>(c.caller - 1)) ||
-            static_cast<CallerState>(c.caller - 1) == CallerState::Escalated;
-        return recordDone && callerDone && m_store.lastEventAt(i) < now - keepMs;
-    };
-    std::size_t evict = 0;
-    for (std::uint32_t i = 0; i < m_store.size(); ++i)
-        evict += healthyFinished(i);
-    // Over max_calls or over the memory budget ([store] max_bytes, which
-    // covers the calls and the anomalies), calls go oldest first, tier by tier,
-    // until both hold (the budget with 20 % headroom): finished calls no
-    // anomaly names, then calls whose anomalies are all resolved, then
-    // unfinished calls no anomaly names.
-    std::size_t target = static_cast<std::size_t>(m_config.retention.maxCalls);
-    const auto budget = static_cast<double>(m_config.retention.maxBytes);
-    const auto anomalyBytes = static_cast<double>(m_engine.memoryBytes());
-    const auto bytes = static_cast<double>(m_store.memoryBytes());
-    const bool overBudgetNow = bytes + anomalyBytes > budget;
-    const double perCall = m_store.size() > 0 ? bytes / static_cast<double>(m_store.size()) : 0;
-    if (overBudgetNow && m_store.size() > 0)
-        target = std::min(target, static_cast<std::size_t>(
-                                      std::max(0.0, 0.8 * budget - anomalyBytes) / perCall));
-    std::set<std::uint32_t> extra;
-    std::size_t overBudget = 0;
-    const auto remaining = [&] { return m_store.size() - evict - extra.size(); };
-    if (remaining() > target) {
-        // The calls an open anomaly names, gathered once (asking the engine
-        // per call was a scan of every anomaly for each named call).
-        std::unordered_set<std::string> openNamed;
-        for (const Anomaly& a : m_engine.anomalies())
-            if (a.open)
-                openNamed.insert(a.callIds.begin(), a.callIds.end());
-        // One pass sorts the candidates into the tiers, each then taken oldest first.
-        std::array<std::vector<std::pair<EpochMillis, std::uint32_t>>, 3> tiers;
-        for (std::uint32_t i = 0; i < m_store.size(); ++i) {
-            if (healthyFinished(i))
-                continue;
-            const bool finished = serverDone(i);
-            const bool named = m_engine.holds(i);
-            const int tier = finished && !named ? 0
-                             : named            ? (openNamed.count(m_store.callId(i)) ? -1 : 1)
-                                                : 2;
-            if (tier >= 0)
-                tiers[static_cast<std::size_t>(tier)].emplace_back(m_store.lastEventAt(i), i);
-        }
-        for (auto& byAge : tiers) {
-            std::sort(byAge.begin(), byAge.end());
-            for (std::size_t k = 0; k < byAge.size() && remaining() > target; ++k) {
-                extra.insert(byAge[k].second);
-                overBudget += overBudgetNow;
-            }
-        }
-    }
-    // Still over the budget: what is left are anomalies (mostly open) and the
-    // calls they name. The oldest anomalies are forgotten (live modes reported
-    // each when it opened; views drop them) and their calls leave with them,
-    // so that nothing judges a half-remembered call.
-    const double left = perCall * static_cast<double>(remaining()) + anomalyBytes;
-    if (overBudgetNow && left > 0.8 * budget) {
-        std::vector<std::uint8_t> heldBefore(m_store.size(), 0), leaving(m_store.size(), 0);
-        for (std::uint32_t i = 0; i < m_store.size(); ++i) {
-            heldBefore[i] = m_engine.holds(i);
-            leaving[i] = healthyFinished(i) || extra.count(i);
-        }
-        m_evictions.anomalies += static_cast<std::int64_t>(m_engine.forgetOldest(
-            m_store, static_cast<std::size_t>(left - 0.8 * budget),
-            static_cast<std::size_t>(perCall), leaving));
-        for (std::uint32_t i = 0; i < m_store.size(); ++i)
-            if (heldBefore[i] && !m_engine.holds(i) && extra.insert(i).second)
-                ++overBudget;
-    }
+    const RetentionPolicy policy{m_config.retention.finishedCalls, m_config.retention.maxCalls,
+                                 m_config.retention.maxBytes, m_config.readsPostgres(),
+                                 m_config.readsReceipts()};
+    const RetentionResult r = callscope::applyRetention(m_store, m_engine, policy, now,
+                                                        keepResolved);
+    m_evictions.anomalies += r.anomaliesForgotten;
     m_evictions.anomalyBytes = m_engine.memoryBytes();
-    if (evict == 0 && extra.empty()) {
-        m_evictions.storeBytes = m_store.memoryBytes() + m_evictions.anomalyBytes;
-        return 0;
-    }
-    m_evictions.total += evict + extra.size();
-    const auto map = m_store.compact(
-        [&](std::uint32_t i) { return !healthyFinished(i) && !extra.count(i); });
-    m_engine.remap(map);
-    m_evictions.overBudget += overBudget;
     m_evictions.storeBytes = m_store.memoryBytes() + m_evictions.anomalyBytes;
+    if (r.left == 0)
+        return 0;
+    m_evictions.total += static_cast<std::int64_t>(r.left);
+    m_evictions.overBudget += r.overBudget;
 #ifdef __GLIBC__
     // The old store's pages go back to the system (glibc keeps freed memory
     // in its arenas otherwise, and the process never shrinks).
     malloc_trim(0);
 #endif
-    return evict + extra.size();
+    return r.left;
 }
 
 std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<bool>& cancel,

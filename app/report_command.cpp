@@ -20,12 +20,6 @@ namespace {
 std::atomic<bool> g_stop{false};
 extern "C" void onReportSignal(int) { g_stop = true; }
 
-bool severer(const Anomaly& a, const Anomaly& b) {
-    if (a.severity != b.severity)
-        return a.severity > b.severity;
-    return a.firstEventAt < b.firstEventAt;
-}
-
 } // namespace
 
 Report buildReport(Monitor& m, const ReportRequest& req, const std::atomic<bool>& cancel) {
@@ -59,7 +53,7 @@ Report buildReport(Monitor& m, const ReportRequest& req, const std::atomic<bool>
         for (const Anomaly& a : m.engine().anomalies())
             if (req.kinds.empty() || req.kinds.count(a.kind))
                 r.anomalies.push_back(a);
-        std::sort(r.anomalies.begin(), r.anomalies.end(), severer);
+        std::sort(r.anomalies.begin(), r.anomalies.end(), moreSevere);
         for (const Anomaly& a : r.anomalies)
             for (const auto& id : a.callIds)
                 if (std::find(ids.begin(), ids.end(), id) == ids.end())
@@ -85,7 +79,7 @@ Report buildReport(Monitor& m, const ReportRequest& req, const std::atomic<bool>
             if (req.callIds.size() && seen.insert(a->id).second)
                 r.anomalies.push_back(*a);
         }
-        std::sort(call.anomalies.begin(), call.anomalies.end(), severer);
+        std::sort(call.anomalies.begin(), call.anomalies.end(), moreSevere);
         call.resultSnapshot =
             req.includePayloads ? m.resultSnapshot(id, &cancel) : std::string(kRedacted);
         if (call.timeline.from != kNoTime) {
@@ -95,7 +89,7 @@ Report buildReport(Monitor& m, const ReportRequest& req, const std::atomic<bool>
         r.calls.push_back(std::move(call));
     }
     if (!req.callIds.empty()) {
-        std::sort(r.anomalies.begin(), r.anomalies.end(), severer);
+        std::sort(r.anomalies.begin(), r.anomalies.end(), moreSevere);
         r.from = lo;
         r.to = hi;
     }

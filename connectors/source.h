@@ -3,21 +3,13 @@
 // handing batches of immutable observations to a sink and reporting its
 // health. Sources run on their own threads; sinks must be thread-safe.
 #include "models/observations.h"
+#include "models/source_health.h"
 
 #include <atomic>
 #include <stdexcept>
 #include <string>
 
 namespace callscope {
-
-struct SourceHealth {
-    std::string source;    // "postgres" / "kafka"
-    bool connected = false;
-    std::string lastError; // "" when fine; never holds a password
-    EpochMillis lastOkAt = kNoTime;
-    std::int64_t lag = 0;  // messages (Kafka) not yet read
-    std::string note;      // something the user should know while connected (a topic deleted)
-};
 
 class ObservationSink {
 public:

@@ -17,6 +17,18 @@ AnomalyLine Anomaly::toLine() const {
     return l;
 }
 
+bool moreSevere(const Anomaly& a, const Anomaly& b) {
+    if (a.severity != b.severity)
+        return a.severity > b.severity;
+    if (a.firstEventAt != b.firstEventAt)
+        return a.firstEventAt < b.firstEventAt;
+    if (a.kind != b.kind)
+        return a.kind < b.kind;
+    if (a.callIds != b.callIds)
+        return a.callIds < b.callIds;
+    return a.subject < b.subject;
+}
+
 std::string toJsonLine(const Anomaly& a) {
     std::string line = toJsonLine(a.toLine());
     line.pop_back(); // the closing brace

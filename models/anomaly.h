@@ -36,6 +36,11 @@ struct Anomaly {
     AnomalyLine toLine() const;
 };
 
+// The one order of anomalies everywhere they are listed (scan, watch, reports):
+// most severe first, then the earliest, then by kind and callIds, so equal
+// rows never come out in an arbitrary order.
+bool moreSevere(const Anomaly& a, const Anomaly& b);
+
 // The JSON line of SPEC §4.2 with the evidence appended.
 std::string toJsonLine(const Anomaly& a);
 

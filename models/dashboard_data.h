@@ -3,6 +3,7 @@
 // GUI thread: a snapshot of the live state, and one callId in detail.
 #include "models/detection_engine.h"
 #include "models/diagnosis.h"
+#include "models/source_health.h"
 #include "models/timeline.h"
 
 #include <array>
@@ -11,16 +12,6 @@
 #include <vector>
 
 namespace callscope {
-
-struct SourceStatus {
-    std::string source;
-    bool connected = false;
-    std::string lastError;
-    EpochMillis lastOkAt = kNoTime;
-    std::int64_t lag = 0;
-    std::string note; // the latest thing worth knowing while connected (a gap, a deleted topic)
-    bool configured = true; // false: not part of this deployment (not read, not an outage)
-};
 
 struct InstanceStats {
     std::string instance;
@@ -44,7 +35,7 @@ struct DashboardSnapshot {
     double receiptsPerSec = 0, attemptsPerSec = 0, callerEventsPerSec = 0, recordsPerSec = 0;
     std::array<int, kAgeBucketNames.size()> processingAges{};
     std::vector<AnomalyChange> changes; // since the previous snapshot, in order
-    std::vector<SourceStatus> sources;
+    std::vector<SourceHealth> sources;
     std::int64_t rejected = 0;
     std::map<std::string, std::int64_t> rejectedByReason;
     std::vector<std::string> rejectedSamples; // "where: reason: sample"
@@ -55,6 +46,12 @@ struct DashboardSnapshot {
     std::vector<InstanceStats> instances;
     bool statsIncluded = false; // the 1 Hz part (counts, ages, instances) is fresh
 };
+
+// The 1 Hz figures of the dashboard from the store and the anomalies: records
+// by status, PROCESSING records by age, and per instance (attempts and caller
+// events) the calls it acted on, its retries and the anomalies naming it.
+void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, EpochMillis now,
+                DashboardSnapshot& out);
 
 struct CallDetail {
     std::string query;  // what was asked (a callId or a bizNo)

@@ -6,6 +6,7 @@
 // only after retention, or the oldest when the memory budget is reached.
 #include "models/anomaly.h"
 #include "models/call_store.h"
+#include "models/detectors/detector.h"
 
 #include <cstdint>
 #include <map>
@@ -17,13 +18,6 @@
 #include <vector>
 
 namespace callscope {
-
-struct DetectionSources {
-    bool attempts = true;     // the attempt log is read
-    bool receipts = true;     // receipt topics are read
-    bool callerEvents = true; // caller events are read
-    bool records = true;      // the idempotency record is read (false: Kafka only)
-};
 
 // The detections whose inputs are not read (SPEC §3 "needs"), each with why:
 // they cannot fire, and the surfaces say so rather than let silence pass for
@@ -74,10 +68,12 @@ public:
     void setReceiptCoverage(EpochMillis from, EpochMillis to);
     // The record tables have been read as they stood at `to`: a record is
     // judged stuck only from what was read after its threshold passed.
-    void setRecordCoverage(EpochMillis to) { m_recordsReadTo = std::max(m_recordsReadTo, to); }
+    void setRecordCoverage(EpochMillis to) {
+        m_coverage.recordsReadTo = std::max(m_coverage.recordsReadTo, to);
+    }
     // Batch mode: everything there is has been loaded, so a receipt without a
     // record is an orphan at once (live mode waits receipt_grace for the record).
-    void setSettled(bool settled) { m_settled = settled; }
+    void setSettled(bool settled) { m_coverage.settled = settled; }
 
     std::vector<AnomalyChange> takeChanges();
     const std::vector<Anomaly>& anomalies() const { return m_anomalies; }
@@ -99,24 +95,13 @@ public:
     const std::vector<std::string>& placeholders() const { return m_placeholderList; }
     std::vector<std::string> takeNewPlaceholders();
 
-    const DetectThresholds& thresholds() const { return m_t; }
     const DetectionSources& sources() const { return m_sources; }
 
 private:
-    struct Finding {
-        AnomalyKind kind;
-        Severity severity = Severity::Warning;
-        std::string subject; // identity with the kind
-        std::vector<std::string> callIds, instances, digests;
-        std::string summary;
-        std::vector<Evidence> evidence;
-    };
-    enum class Judge : std::uint8_t { Holds, DoesNotHold, NotYet };
-
     void judgeCall(const CallStore& s, std::uint32_t i, EpochMillis now);
     // `judged`: the groups judged in this pass (hash of their members), so a
     // batch touching every member of a group judges it once, not once per member.
-    void judgeKeyRotation(const CallStore& s, std::uint32_t i, EpochMillis now,
+    void judgeGroupOf(const CallStore& s, std::uint32_t i, EpochMillis now,
                           std::unordered_set<std::uint64_t>* judged = nullptr);
     // `calls`: the store indices the finding names.
     void record(Finding&& f, EpochMillis now, std::initializer_list<std::uint32_t> calls);
@@ -124,17 +109,13 @@ private:
     void settle(AnomalyKind kind, const std::string& subject, EpochMillis now);
     void schedule(std::uint32_t call, EpochMillis at);
 
-    Evidence evidenceOf(const CallStore& s, std::uint32_t call, const CallEvent& e) const;
-    static std::string key(AnomalyKind k, const std::string& subject);
     // Forgets the anomalies marked in `gone` (a Forgotten change for each),
     // rebuilding the index and the calls the others name.
     std::size_t forget(const CallStore& store, const std::vector<std::uint8_t>& gone);
 
     DetectThresholds m_t;
     DetectionSources m_sources;
-    EpochMillis m_coverageFrom = kNoTime, m_coverageTo = kNoTime;
-    EpochMillis m_recordsReadTo = kNoTime; // kNoTime: no source reports it (tests)
-    bool m_settled = false;
+    Coverage m_coverage; // recordsReadTo stays kNoTime when no source reports it (tests)
 
     std::vector<Anomaly> m_anomalies;
     std::unordered_map<std::string, std::size_t> m_index; // kind + subject -> anomaly
@@ -151,8 +132,5 @@ private:
     };
     std::priority_queue<Deadline, std::vector<Deadline>, std::greater<>> m_deadlines;
 };
-
-// A readable description of one event ("receipt v2 SUCCESS from pay-svc-1").
-std::string describeEvent(const CallStore& s, std::uint32_t call, const CallEvent& e);
 
 } // namespace callscope

@@ -565,7 +565,7 @@ void MainWindow::applyPending() {
 }
 
 void MainWindow::updateHealth(const DashboardSnapshot& s) {
-    for (const SourceStatus& src : s.sources) {
+    for (const SourceHealth& src : s.sources) {
         QLabel* l = src.source == "postgres" ? m_postgres : src.source == "kafka" ? m_kafka : nullptr;
         if (!l)
             continue;

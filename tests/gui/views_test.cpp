@@ -485,7 +485,7 @@ TEST(MainWindow, StatusBarCountsRejectedLostAndEvicted) {
     snap->forgottenAnomalies = 40;
     snap->storeBudget = std::size_t{64} << 20;
     snap->storeBytes = std::size_t{50} << 20;
-    SourceStatus kafka;
+    SourceHealth kafka;
     kafka.source = "kafka";
     kafka.connected = true;
     kafka.note = "50 messages of receipts.pay/3 (offsets 100-149) were deleted by retention "

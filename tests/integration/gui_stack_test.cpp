@@ -258,7 +258,7 @@ TEST(Dashboard, AMissingReceiptTopicIsANoteNotAFailure) {
             opened += c.what == ChangeKind::Opened;
             receiptMissing += c.anomaly.kind == AnomalyKind::ReceiptMissing;
         }
-        for (const SourceStatus& src : snap->sources)
+        for (const SourceHealth& src : snap->sources)
             if (src.source == "kafka" && !src.note.empty())
                 note = src.note;
     });

@@ -1,0 +1,42 @@
+// receipt_regression (SPEC §3): a caller moves from a terminal state back to
+// a non-terminal one (caller events in arrival order), or two receipts share
+// a version with different statuses.
+#include "models/detectors/detector.h"
+
+namespace callscope {
+
+Verdict judgeReceiptRegression(const CallFacts& call) {
+    Verdict v;
+    Finding f = call.single(AnomalyKind::ReceiptRegression, Severity::Warning);
+    const CallEvent* terminal = nullptr; // the caller's first terminal state
+    for (const CallEvent& e : call.events) {
+        if (e.type != EventType::Caller)
+            continue;
+        if (terminal && !isCallerTerminal(e.code)) {
+            f.evidence.push_back(call.evidence(*terminal));
+            f.evidence.push_back(call.evidence(e));
+            f.instances.push_back(call.instance(e));
+            f.summary = "caller moved from " +
+                        std::string(toString(static_cast<CallerState>(terminal->code))) +
+                        " back to " + std::string(toString(static_cast<CallerState>(e.code)));
+            break;
+        }
+        if (isCallerTerminal(e.code) && !terminal)
+            terminal = &e;
+    }
+    if (call.clashingVersion) {
+        for (const CallEvent& e : call.events)
+            if (e.type == EventType::Receipt && e.aux == *call.clashingVersion)
+                f.evidence.push_back(call.evidence(e));
+        if (f.summary.empty())
+            f.summary = "receipt version " + std::to_string(*call.clashingVersion) +
+                        " delivered with different statuses";
+    }
+    if (f.evidence.empty())
+        return v;
+    call.addOwnDigest(f);
+    v.finding = std::move(f);
+    return v;
+}
+
+} // namespace callscope

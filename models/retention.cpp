@@ -1,0 +1,120 @@
+#include "models/retention.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <unordered_set>
+
+namespace callscope {
+
+RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
+                               const RetentionPolicy& policy, EpochMillis now,
+                               Millis keepResolved) {
+    RetentionResult result;
+    const std::int64_t keepMs = policy.finishedCalls.count();
+    // Anomalies resolved longer ago than finished calls are kept (or than the
+    // dashboard's window) are forgotten; their calls may then leave memory too.
+    engine.forgetResolved(store, now - std::max(keepMs, keepResolved.count()));
+    const auto callerDone = [&](const CallState& c) {
+        return c.caller != 0 && (isTerminal(static_cast<CallerState>(c.caller - 1)) ||
+                                 static_cast<CallerState>(c.caller - 1) == CallerState::Escalated);
+    };
+    const auto terminalReceipt = [&](std::uint32_t i) {
+        for (const CallEvent& e : store.events(i))
+            if (e.type == EventType::Receipt && isTerminal(static_cast<RecordStatus>(e.code)))
+                return true;
+        return false;
+    };
+    // Finished: the record is terminal; without the record (Kafka only), a
+    // terminal receipt came or the caller confirmed or escalated.
+    const auto finished = [&](std::uint32_t i) {
+        const CallState& c = store.call(i);
+        if (policy.recordsRead)
+            return c.hasRecord() && isTerminal(c.recordStatus());
+        return callerDone(c) || (policy.receiptsRead && terminalReceipt(i));
+    };
+    // Healthy finished: no anomaly names it, and the caller (if it is seen)
+    // is done too.
+    const auto healthyFinished = [&](std::uint32_t i) {
+        const CallState& c = store.call(i);
+        if (engine.holds(i) || !finished(i))
+            return false;
+        return (c.caller == 0 || callerDone(c)) && store.lastEventAt(i) < now - keepMs;
+    };
+    std::size_t evict = 0;
+    for (std::uint32_t i = 0; i < store.size(); ++i)
+        evict += healthyFinished(i);
+    // Over max_calls or over the memory budget ([store] max_bytes, which
+    // covers the calls and the anomalies), calls go oldest first, tier by tier,
+    // until both hold (the budget with 20 % headroom): finished calls no
+    // anomaly names, then calls whose anomalies are all resolved, then
+    // unfinished calls no anomaly names.
+    std::size_t target = static_cast<std::size_t>(policy.maxCalls);
+    const auto budget = static_cast<double>(policy.maxBytes);
+    const auto anomalyBytes = static_cast<double>(engine.memoryBytes());
+    const auto bytes = static_cast<double>(store.memoryBytes());
+    const bool overBudgetNow = bytes + anomalyBytes > budget;
+    const double perCall = store.size() > 0 ? bytes / static_cast<double>(store.size()) : 0;
+    if (overBudgetNow && store.size() > 0)
+        target = std::min(target, static_cast<std::size_t>(
+                                      std::max(0.0, 0.8 * budget - anomalyBytes) / perCall));
+    std::set<std::uint32_t> extra;
+    std::size_t overBudget = 0;
+    const auto remaining = [&] { return store.size() - evict - extra.size(); };
+    if (remaining() > target) {
+        // The calls an open anomaly names, gathered once (asking the engine
+        // per call was a scan of every anomaly for each named call).
+        std::unordered_set<std::string> openNamed;
+        for (const Anomaly& a : engine.anomalies())
+            if (a.open)
+                openNamed.insert(a.callIds.begin(), a.callIds.end());
+        // One pass sorts the candidates into the tiers, each then taken oldest first.
+        std::array<std::vector<std::pair<EpochMillis, std::uint32_t>>, 3> tiers;
+        for (std::uint32_t i = 0; i < store.size(); ++i) {
+            if (healthyFinished(i))
+                continue;
+            const bool done = finished(i);
+            const bool named = engine.holds(i);
+            const int tier = done && !named ? 0
+                             : named        ? (openNamed.count(store.callId(i)) ? -1 : 1)
+                                            : 2;
+            if (tier >= 0)
+                tiers[static_cast<std::size_t>(tier)].emplace_back(store.lastEventAt(i), i);
+        }
+        for (auto& byAge : tiers) {
+            std::sort(byAge.begin(), byAge.end());
+            for (std::size_t k = 0; k < byAge.size() && remaining() > target; ++k) {
+                extra.insert(byAge[k].second);
+                overBudget += overBudgetNow;
+            }
+        }
+    }
+    // Still over the budget: what is left are anomalies (mostly open) and the
+    // calls they name. The oldest anomalies are forgotten (live modes reported
+    // each when it opened; views drop them) and their calls leave with them,
+    // so that nothing judges a half-remembered call.
+    const double left = perCall * static_cast<double>(remaining()) + anomalyBytes;
+    if (overBudgetNow && left > 0.8 * budget) {
+        std::vector<std::uint8_t> heldBefore(store.size(), 0), leaving(store.size(), 0);
+        for (std::uint32_t i = 0; i < store.size(); ++i) {
+            heldBefore[i] = engine.holds(i);
+            leaving[i] = healthyFinished(i) || extra.count(i);
+        }
+        result.anomaliesForgotten = static_cast<std::int64_t>(engine.forgetOldest(
+            store, static_cast<std::size_t>(left - 0.8 * budget),
+            static_cast<std::size_t>(perCall), leaving));
+        for (std::uint32_t i = 0; i < store.size(); ++i)
+            if (heldBefore[i] && !engine.holds(i) && extra.insert(i).second)
+                ++overBudget;
+    }
+    if (evict == 0 && extra.empty())
+        return result;
+    const auto map = store.compact(
+        [&](std::uint32_t i) { return !healthyFinished(i) && !extra.count(i); });
+    engine.remap(map);
+    result.left = evict + extra.size();
+    result.overBudget = static_cast<std::int64_t>(overBudget);
+    return result;
+}
+
+} // namespace callscope

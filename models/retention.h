@@ -1,0 +1,33 @@
+#pragma once
+// SPEC §2 retention and the memory budget, over the store and the engine:
+// which calls leave memory, in which order, and which anomalies are forgotten.
+#include "models/detection_engine.h"
+
+namespace callscope {
+
+struct RetentionPolicy {
+    Millis finishedCalls{30 * 60'000}; // healthy finished calls leave after this
+    std::int64_t maxCalls = 5'000'000;
+    std::int64_t maxBytes = std::int64_t{1} << 30; // calls and anomalies together
+    bool recordsRead = true;  // a call is finished by its record; else (Kafka only)...
+    bool receiptsRead = true; // ...by a terminal receipt, or by its caller when none are read
+};
+
+struct RetentionResult {
+    std::size_t left = 0;                // calls that left memory
+    std::int64_t overBudget = 0;         // of them, pushed out by max_calls or the budget
+    std::int64_t anomaliesForgotten = 0; // the oldest anomalies, over the budget
+};
+
+// Evicts healthy finished calls past `finishedCalls`, then over `maxCalls` or
+// the memory budget (with 20 % headroom) the oldest calls tier by tier:
+// finished calls no anomaly names, then calls whose anomalies are all
+// resolved, then unfinished calls no anomaly names; still over it, the
+// oldest anomalies are forgotten with their calls. Anomalies resolved longer
+// ago than finishedCalls (or `keepResolved`, the dashboard's window) are
+// forgotten first. The store is compacted and the engine remapped.
+RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
+                               const RetentionPolicy& policy, EpochMillis now,
+                               Millis keepResolved = Millis{0});
+
+} // namespace callscope
