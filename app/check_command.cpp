@@ -37,6 +37,7 @@ std::string padded(const std::string& s, std::size_t width) {
 // What was found, counted: a problem fails the check, a warning does not.
 struct Tally {
     int problems = 0, warnings = 0;
+    bool configProblem = false; // the mapping does not fit the database: exit 2, as scan
     void problem(const std::string& what) {
         ++problems;
         std::cout << "  PROBLEM: " << shown(what) << '\n';
@@ -57,6 +58,34 @@ void printRejections(const std::vector<Rejection>& rejected, std::size_t limit) 
     }
 }
 
+void printRelation(const PostgresCheck::Relation& rel, Tally& tally) {
+    if (!rel.found) {
+        std::cout << "  " << rel.key << "  " << shown(rel.name) << ": NOT FOUND\n";
+        return;
+    }
+    std::cout << "  " << rel.key << "  " << shown(rel.name) << " (" << rel.kind << ", "
+              << (rel.estimated ? "~" : "") << thousands(rel.rows) << " row"
+              << (rel.rows == 1 ? "" : "s") << (rel.estimated ? ", estimated" : "") << ")\n";
+    for (const auto& col : rel.columns)
+        std::cout << "    " << padded(col.key, 26)
+                  << (col.name.empty() ? std::string("(not mapped)")
+                      : !col.found     ? padded(shown(col.name), 18) + "MISSING"
+                                       : padded(shown(col.name), 18) + shown(col.type))
+                  << '\n';
+    for (const auto& a : rel.access) {
+        std::cout << "    " << (a.indexed ? "indexed  " : "NO INDEX ") << a.what << "\n"
+                  << "             " << (a.plan.empty() ? "(no plan)" : shown(a.plan)) << '\n';
+        if (!a.indexed && !a.plan.empty())
+            tally.warning(rel.key + " " + a.what.substr(0, a.what.find(':')) +
+                          " scans the whole " + rel.kind + "; add " + a.advice);
+    }
+    if (rel.writable)
+        tally.warning("the role may write " + rel.name +
+                      ": callscope needs SELECT only (README, Security: least privilege)");
+    if (rel.rows == 0 && !rel.estimated)
+        tally.warning(rel.name + " is empty: nothing to judge yet");
+}
+
 void checkPostgres(const Config& config, int sample, Tally& tally) {
     std::cout << "PostgreSQL  " << shown(redactDsn(config.postgres.dsn)) << '\n';
     PostgresCheck found;
@@ -64,31 +93,27 @@ void checkPostgres(const Config& config, int sample, Tally& tally) {
         PostgresSource source(config.postgres);
         found = source.check(static_cast<std::size_t>(sample));
     } catch (const SourceError& e) {
+        tally.configProblem |= e.configError;
         tally.problem(e.what());
         return;
     }
     std::cout << "  server " << shown(found.server) << ", user " << shown(found.user)
               << ", read-only session: " << (found.readOnly ? "yes" : "no") << '\n';
-    for (const PostgresCheck::Relation& rel : found.relations) {
-        std::cout << "  " << rel.key << "  " << shown(rel.name) << " (" << rel.kind
-                  << ", " << (rel.estimated ? "~" : "") << thousands(rel.rows) << " row"
-                  << (rel.rows == 1 ? "" : "s") << (rel.estimated ? ", estimated" : "")
-                  << ")\n";
-        for (const auto& col : rel.columns)
-            std::cout << "    " << padded(col.key, 26)
-                      << (col.name.empty() ? std::string("(not mapped)")
-                                           : padded(shown(col.name), 18) + shown(col.type))
-                      << '\n';
-        for (const auto& a : rel.access) {
-            std::cout << "    " << (a.indexed ? "indexed  " : "NO INDEX ") << a.what << "\n"
-                      << "             " << shown(a.plan) << '\n';
-            if (!a.indexed)
-                tally.warning(rel.key + " " + a.what.substr(0, a.what.find(':')) +
-                              " scans the whole " + rel.kind + "; add " + a.advice);
-        }
-    }
+    if (found.superuser)
+        tally.warning("user " + found.user +
+                      " is a superuser: callscope needs SELECT on its tables only");
+    for (const PostgresCheck::Relation& rel : found.relations)
+        printRelation(rel, tally);
     if (!config.readsAttempts())
         std::cout << "  attempt  not read ([postgres.attempt] enabled = false)\n";
+    for (const std::string& p : found.mappingProblems) {
+        tally.configProblem = true;
+        tally.problem(p);
+    }
+    for (const std::string& n : found.notes)
+        tally.warning(n);
+    if (!found.mappingProblems.empty())
+        return;
     const ObservationBatch& s = found.sample;
     std::cout << "  sample: " << s.records.size() << " newest records"
               << (config.readsAttempts() ? ", " + std::to_string(s.attempts.size()) +
@@ -111,11 +136,14 @@ void checkPostgres(const Config& config, int sample, Tally& tally) {
         tally.warning(std::to_string(s.rejected.size()) +
                       " of the newest rows do not fit the mapping (see above): they would be "
                       "counted and skipped");
-    if (s.records.empty() && s.rejected.empty())
-        tally.warning("the record table is empty: nothing to judge yet");
 }
 
-void checkKafka(const Config& config, int sample, Tally& tally) {
+// What Kafka turned out to hold: the sources the detections will really have.
+struct KafkaFound {
+    bool receipts = false, callers = false;
+};
+
+KafkaFound checkKafka(const Config& config, int sample, Tally& tally) {
     const auto protocol = config.kafka.properties.find("security.protocol");
     std::cout << "Kafka  " << shown(config.kafka.brokers)
               << (protocol != config.kafka.properties.end() ? " (" + shown(protocol->second) + ")"
@@ -127,8 +155,9 @@ void checkKafka(const Config& config, int sample, Tally& tally) {
         const std::atomic<bool> never{false};
         found = source.check(static_cast<std::size_t>(sample), never);
     } catch (const SourceError& e) {
+        tally.configProblem |= e.configError;
         tally.problem(e.what());
-        return;
+        return {};
     }
     const auto list = [&](bool receipts, const std::string& spec, bool missing) {
         const char* what = receipts ? "receipt topics" : "caller event topics";
@@ -155,15 +184,32 @@ void checkKafka(const Config& config, int sample, Tally& tally) {
     };
     list(true, config.kafka.receiptTopics, found.receiptsMissing);
     list(false, config.kafka.callerTopics, found.callersMissing);
+    for (const std::string& p : found.problems)
+        tally.problem(p);
+    if (found.topics.empty() && !config.readsPostgres())
+        tally.problem("no configured topic exists and PostgreSQL is not read: nothing to judge");
     for (const KafkaCheck::Topic& t : found.topics)
         if (t.timestampType == "LogAppendTime" || t.timestampType == "mixed")
             tally.warning("topic " + t.name + " has " + t.timestampType +
                           " timestamps: a window is sought by the time the broker appended a "
                           "message, not the time it was produced");
+    if (found.keysElsewhere > 0)
+        tally.warning(std::to_string(found.keysElsewhere) + " of " +
+                      std::to_string(found.keysChecked) +
+                      " sampled callId keys are not in the partition kafka.partitioner = \"" +
+                      config.kafka.partitioner +
+                      "\" names: a drill-down of a callId outside memory would miss them; set "
+                      "the partitioner the producers use");
     const ObservationBatch& s = found.sample;
     std::cout << "  sample: " << found.sampled << " newest messages, "
               << s.receipts.size() + s.callerEvents.size() << " decoded, " << s.rejected.size()
-              << " rejected\n";
+              << " rejected"
+              << (found.keysChecked > 0
+                      ? ", " + std::to_string(found.keysChecked - found.keysElsewhere) + " of " +
+                            std::to_string(found.keysChecked) + " keys where the partitioner puts "
+                                                                "them"
+                      : std::string())
+              << '\n';
     std::size_t n = 0;
     for (const ReceiptObservation& r : s.receipts)
         if (n++ < static_cast<std::size_t>(sample))
@@ -183,6 +229,8 @@ void checkKafka(const Config& config, int sample, Tally& tally) {
         tally.warning(std::to_string(s.rejected.size()) + " of " + std::to_string(found.sampled) +
                       " sampled messages do not fit the mapping (see above): they would be "
                       "counted and skipped");
+    return {!found.receiptsMissing && config.readsReceipts(),
+            !found.callersMissing && config.readsCallerEvents()};
 }
 
 } // namespace
@@ -201,12 +249,18 @@ int runCheckCommand(const CheckOptions& options) {
     else
         std::cout << "PostgreSQL  not read ([postgres] enabled = false)\n";
     std::cout << '\n';
+    KafkaFound kafka;
     if (config->readsKafka())
-        checkKafka(*config, options.sample, tally);
+        kafka = checkKafka(*config, options.sample, tally);
     else
         std::cout << "Kafka  not read (kafka.receipt_topics and kafka.caller_topics are empty)\n";
 
-    const auto off = detectionsOff(sourcesOf(*config));
+    // The detections as the sources stand now: a topic that does not exist
+    // yet turns off what needs it until it does.
+    DetectionSources sources = sourcesOf(*config);
+    sources.receipts = kafka.receipts;
+    sources.callerEvents = kafka.callers;
+    const auto off = detectionsOff(sources);
     std::string on;
     for (const std::string_view kind : kAnomalyKindNames) {
         bool isOff = false;
@@ -226,7 +280,7 @@ int runCheckCommand(const CheckOptions& options) {
     if (tally.problems > 0) {
         std::cout << "not ready: " << tally.problems << " problem"
                   << (tally.problems == 1 ? "" : "s") << " (PROBLEM lines above)\n";
-        return ExitRuntime;
+        return tally.configProblem ? ExitUsage : ExitRuntime;
     }
     std::cout << "ready"
               << (tally.warnings > 0 ? ", with " + std::to_string(tally.warnings) + " warning" +

@@ -13,7 +13,8 @@ struct CheckOptions {
 
 // 0 when every configured source answered and the mapping fits (warnings,
 // such as a missing index or topic, are printed but do not fail), 1 when a
-// source could not be read, 2 when the config file is invalid.
+// source could not be read, 2 when the config file is invalid or its mapping
+// does not fit the database (as scan would say).
 int runCheckCommand(const CheckOptions& options);
 
 } // namespace callscope

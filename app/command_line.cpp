@@ -190,7 +190,8 @@ void defineCheck(CLI::App& app, CheckOptions& o) {
         "callscope's reads can use an index (and which index is missing), the topics each\n"
         "pattern matches with partitions, sizes and timestamp types, the newest rows and\n"
         "messages decoded (and those that do not fit), and which detections will run.\n"
-        "Exit 0: ready (warnings allowed); 1: a source cannot be read; 2: invalid config.");
+        "Exit 0: ready (warnings allowed); 1: a source cannot be read; 2: invalid config, or\n"
+        "its mapping does not fit the tables.");
     addConfig(s, o.config);
     s->add_option("--sample", o.sample, "rows per table and messages per topic to decode")
         ->check(CLI::Range(0, 1000))

@@ -640,15 +640,31 @@ KafkaCheck KafkaSource::check(std::size_t samplePerTopic, const std::atomic<bool
     bool receipts = false, callers = false;
     std::map<PartitionKey, std::int64_t> start, stopAt;
     std::map<std::string, std::size_t> index; // topic -> its entry in out.topics
+    // One deadline for the whole check: a partition without a leader, or a
+    // topic that can be listed but not read, is a problem named once, not a
+    // minute of waiting per partition.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    std::set<std::string> said;
+    const auto problem = [&](const std::string& text) {
+        if (said.insert(text).second)
+            out.problems.push_back(text);
+    };
     for (const auto& [name, info] : topics) {
         KafkaCheck::Topic t{name, info.role == Role::Receipt, info.partitions, 0, ""};
         (t.receipts ? receipts : callers) = true;
         // The newest messages, spread over the partitions.
-        const std::int64_t per = static_cast<std::int64_t>(
-            (samplePerTopic + static_cast<std::size_t>(std::max(1, info.partitions)) - 1) /
-            static_cast<std::size_t>(std::max(1, info.partitions)));
-        for (int p = 0; p < info.partitions; ++p) {
-            const auto [low, high] = m->watermarks(c, {name, p}, cancel);
+        const auto parts = static_cast<std::size_t>(std::max(1, info.partitions));
+        const auto per = static_cast<std::int64_t>((samplePerTopic + parts - 1) / parts);
+        for (int p = 0; p < info.partitions && !cancel; ++p) {
+            std::int64_t low = 0, high = 0;
+            const auto e = std::chrono::steady_clock::now() < deadline
+                               ? rd_kafka_query_watermark_offsets(c, name.c_str(), p, &low, &high,
+                                                                  5000)
+                               : RD_KAFKA_RESP_ERR__TIMED_OUT;
+            if (e) {
+                problem(name + "/" + std::to_string(p) + ": end offsets: " + rd_kafka_err2str(e));
+                continue;
+            }
             t.messages += high - low;
             if (high > low && per > 0) {
                 start[{name, p}] = std::max(low, high - per);
@@ -664,7 +680,6 @@ KafkaCheck KafkaSource::check(std::size_t samplePerTopic, const std::atomic<bool
         return out;
     m->assign(c, start);
     std::map<std::string, std::set<std::string>> stamps; // topic -> timestamp types seen
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (!stopAt.empty() && !cancel && std::chrono::steady_clock::now() < deadline) {
         rd_kafka_message_t* msg = rd_kafka_consumer_poll(c, 200);
         if (!msg)
@@ -681,14 +696,35 @@ KafkaCheck KafkaSource::check(std::size_t samplePerTopic, const std::atomic<bool
                                              ? "LogAppendTime"
                                              : "none");
                 m->decode(msg, topics.at(key.topic).role, out.sample, own.decoder);
+                // Is the key where kafka.partitioner puts it? The cold
+                // drill-down reads only that partition.
+                const std::int32_t expected =
+                    msg->key ? partitionForKey(
+                                   std::string_view(static_cast<const char*>(msg->key),
+                                                    msg->key_len),
+                                   topics.at(key.topic).partitions, m->cfg.partitioner)
+                             : -1;
+                if (expected >= 0) {
+                    ++out.keysChecked;
+                    out.keysElsewhere += expected != msg->partition;
+                }
             } else if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
                 stopAt.erase(key); // the rest is commit markers or an open transaction
+            } else {
+                problem(key.topic + "/" + std::to_string(key.partition) + ": " +
+                        rd_kafka_err2str(msg->err));
+                stopAt.erase(key);
             }
             if (const auto it = stopAt.find(key); it != stopAt.end() && start[key] >= it->second)
                 stopAt.erase(it);
+        } else if (msg->err) {
+            problem(std::string("Kafka: ") + rd_kafka_err2str(msg->err));
         }
         rd_kafka_message_destroy(msg);
     }
+    for (const auto& [p, end] : stopAt)
+        problem(p.topic + "/" + std::to_string(p.partition) +
+                ": the newest messages could not be read within 30 s");
     for (const auto& [topic, kinds] : stamps)
         out.topics[index[topic]].timestampType = kinds.size() == 1 ? *kinds.begin() : "mixed";
     return out;

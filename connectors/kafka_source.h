@@ -36,6 +36,10 @@ struct KafkaCheck {
     bool receiptsMissing = false, callersMissing = false; // a spec matches nothing
     std::int64_t sampled = 0; // messages read for the sample
     ObservationBatch sample;  // the newest messages of each topic, decoded
+    // Sampled keys checked against kafka.partitioner, and those found in
+    // another partition than it names (the cold drill-down would miss them).
+    std::int64_t keysChecked = 0, keysElsewhere = 0;
+    std::vector<std::string> problems; // partitions that could not be read, and why
 };
 
 class KafkaSource : public Source {

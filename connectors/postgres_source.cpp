@@ -113,7 +113,9 @@ struct PostgresSource::Impl {
         return d + " connect_timeout=5";
     }
 
-    std::unique_ptr<pqxx::connection> open() {
+    // A read-only session; the mapping is checked (and the queries made) by
+    // the first connection that asks for it.
+    std::unique_ptr<pqxx::connection> open(bool prepare = true) {
         std::unique_ptr<pqxx::connection> c;
         try {
             c = std::make_unique<pqxx::connection>(dsnWithTimeout());
@@ -125,12 +127,17 @@ struct PostgresSource::Impl {
         } catch (const std::exception& e) {
             throw SourceError("PostgreSQL (" + redactDsn(cfg.dsn) + "): " + scrubbed(e.what()));
         }
+        if (prepare)
+            prepareOnce(*c);
+        return c;
+    }
+
+    void prepareOnce(pqxx::connection& c) {
         std::lock_guard lock(prepareMutex);
         if (!prepared) {
-            prepareQueries(*c);
+            prepareQueries(c);
             prepared = true;
         }
-        return c;
     }
 
     void connect() { conn = open(); }
@@ -192,7 +199,8 @@ struct PostgresSource::Impl {
         try {
             for (const auto& row : w.exec(
                      "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
-                     "WHERE a.attrelid = " + w.quote(table) + "::regclass AND a.attnum > 0 AND "
+                     "WHERE a.attrelid = " + w.quote(quoteTable(c, table)) +
+                     "::regclass AND a.attnum > 0 AND "
                      "NOT a.attisdropped"))
                 cols[row[0].as<std::string>()] = row[1].as<std::string>();
         } catch (const pqxx::sql_error&) {
@@ -261,6 +269,33 @@ struct PostgresSource::Impl {
         return q;
     }
 
+    // `q op t` for an integer column of epoch seconds or milliseconds, told
+    // apart by magnitude as millis() does (1e11 ms is 1973, 1e11 s the year
+    // 5138): two ranges on the bare column, which its index can serve.
+    std::string epochBound(const std::string& q, const std::string& op, EpochMillis t) const {
+        const std::string type = sqlTypes.at(q);
+        const bool integer = type == "bigint" || type == "integer" || type == "smallint";
+        const bool lower = op[0] == '>';
+        // t / 1000 exactly for a numeric column; for an integer one the
+        // integer bound that selects the same rows.
+        const std::int64_t floorSecs = t >= 0 ? t / 1000 : -((-t + 999) / 1000);
+        const std::int64_t ceilSecs = floorSecs + (t % 1000 != 0 ? 1 : 0);
+        std::string secs;
+        if (!integer)
+            secs = std::to_string(floorSecs) + "." +
+                   std::to_string(1000 + (t % 1000 + 1000) % 1000).substr(1);
+        else if (op == ">=" || op == "<")
+            secs = std::to_string(ceilSecs);
+        else
+            secs = std::to_string(floorSecs);
+        const std::string ms = std::to_string(t), split = "100000000000";
+        if (lower)
+            return "(" + q + " " + op + " " + ms + " OR (" + q + " " + op + " " + secs + " AND " +
+                   q + " < " + split + "))";
+        return "((" + q + " " + op + " " + ms + " AND " + q + " >= " + split + ") OR " + q + " " +
+               op + " " + secs + ")";
+    }
+
     // A literal of the column's own type, for keyset comparisons.
     std::string literal(pqxx::connection& c, const std::string& q, const std::string& text) const {
         return c.quote(text) + "::" + sqlTypes.at(q);
@@ -275,7 +310,7 @@ struct PostgresSource::Impl {
         case TimeKind::Timestamp:
             return q + " " + op + " (to_timestamp(" + secs + ") AT TIME ZONE 'UTC')";
         case TimeKind::Epoch:
-            return millis(q) + " " + op + " " + std::to_string(t);
+            return epochBound(q, op, t);
         }
         return "true";
     }
@@ -600,144 +635,216 @@ std::string scanNode(const std::string& line) {
 } // namespace
 
 PostgresCheck PostgresSource::check(std::size_t sampleRows) {
-    if (!m->conn)
-        m->connect();
     PostgresCheck out;
     const PostgresConfig& cfg = m->cfg;
+    // A connection of its own, the mapping not yet checked: check lists every
+    // column that is not there, not the first only.
+    std::unique_ptr<pqxx::connection> own = m->open(false);
+    pqxx::connection& c = *own;
+    // One step that fails (a statement timeout on a huge table, a view that
+    // errors) is a note; the others still run. A lost connection ends it.
+    const auto step = [&](const std::string& what, auto&& f) {
+        try {
+            f();
+        } catch (const pqxx::broken_connection& e) {
+            throw SourceError("PostgreSQL: " + m->scrubbed(e.what()));
+        } catch (const pqxx::sql_error& e) {
+            std::string why = m->scrubbed(e.what());
+            if (const std::size_t nl = why.find('\n'); nl != std::string::npos)
+                why.resize(nl);
+            out.notes.push_back(what + ": " + why);
+        }
+    };
+    const std::vector<std::pair<const char*, std::string>> recordColumns{
+        {"call_id", cfg.record.callId},         {"request_digest", cfg.record.requestDigest},
+        {"status", cfg.record.status},           {"result_snapshot", cfg.record.resultSnapshot},
+        {"first_source", cfg.record.firstSource}, {"lock_version", cfg.record.lockVersion},
+        {"created_at", cfg.record.createdAt},    {"updated_at", cfg.record.updatedAt},
+        {"expire_at", cfg.record.expireAt}};
+    const AttemptMapping& am = cfg.attempt;
+    const std::vector<std::pair<const char*, std::string>> attemptColumns{
+        {"id", am.id},           {"call_id", am.callId},
+        {"request_digest", am.requestDigest}, {"source_instance", am.sourceInstance},
+        {"trace_id", am.traceId}, {"outcome", am.outcome},
+        {"arrived_at", am.arrivedAt}, {"finished_at", am.finishedAt}};
     try {
-        pqxx::connection& c = *m->conn;
         {
             pqxx::nontransaction w(c);
             const auto r = w.exec("SELECT current_setting('server_version'), current_user::text, "
-                                  "current_setting('default_transaction_read_only')");
+                                  "current_setting('default_transaction_read_only'), "
+                                  "(SELECT rolsuper FROM pg_roles WHERE rolname = current_user)");
             out.server = r[0][0].as<std::string>();
             out.user = r[0][1].as<std::string>();
             out.readOnly = r[0][2].as<std::string>() == "on";
+            out.superuser = !r[0][3].is_null() && r[0][3].as<bool>();
         }
-        // The plan of a read as callscope runs it, with sequential scans
-        // priced out so that any index that can serve it shows (a small table
-        // would otherwise be scanned whatever its indexes). EXPLAIN runs nothing.
-        const auto plan = [&](const std::string& sql) {
-            pqxx::work w(c);
-            w.exec("SET LOCAL enable_seqscan = off");
-            PostgresCheck::Access a;
-            for (const auto& row : w.exec("EXPLAIN " + sql)) {
-                const std::string line = row[0].as<std::string>();
-                if (line.find("Scan") == std::string::npos ||
-                    line.find("Subquery") != std::string::npos)
-                    continue;
-                const std::string node = scanNode(line);
-                if (node.find("Index") != std::string::npos)
-                    a.indexed = true;
-                if (a.plan.empty() || node.find("Index") != std::string::npos)
-                    a.plan = node;
-            }
-            w.commit();
-            return a;
-        };
         const auto describe = [&](const std::string& key, const std::string& table,
                                   const std::vector<std::pair<const char*, std::string>>& mapped) {
             PostgresCheck::Relation rel;
             rel.key = key;
             rel.name = table;
             const auto cols = m->columnsOf(c, table);
-            pqxx::nontransaction w(c);
-            const auto k = w.exec("SELECT c.relkind::text, c.reltuples::bigint FROM pg_class c "
-                                  "WHERE c.oid = " + w.quote(table) + "::regclass");
-            static const std::map<std::string, std::string> kinds{
-                {"r", "table"}, {"v", "view"}, {"m", "materialized view"},
-                {"p", "partitioned table"}, {"f", "foreign table"}};
-            const std::string kind = k.empty() ? "" : k[0][0].as<std::string>();
-            rel.kind = kinds.count(kind) ? kinds.at(kind) : "relation";
-            // Counted exactly up to a bound (cheap), estimated beyond it: the
-            // planner's figure for a table never analysed is a guess.
-            const std::string from = quoteTable(c, table);
-            const std::int64_t bound = PostgresCheck::Relation::kCountedRows;
-            rel.rows = w.exec("SELECT count(*) FROM (SELECT 1 FROM " + from + " LIMIT " +
-                              std::to_string(bound + 1) + ") x")[0][0]
-                           .as<std::int64_t>();
-            if (rel.rows > bound) {
-                rel.estimated = true;
-                if (!k.empty() && (kind == "r" || kind == "m"))
-                    rel.rows = std::max(rel.rows, k[0][1].as<std::int64_t>());
-                const auto e = w.exec("EXPLAIN SELECT 1 FROM " + from);
-                const std::string first = e.empty() ? "" : e[0][0].as<std::string>();
-                const std::size_t at = first.find(" rows=");
-                if (at != std::string::npos) {
-                    const std::size_t end = first.find(' ', at + 6);
-                    rel.rows = std::max(rel.rows, toInt(first.substr(at + 6, end - at - 6), -1));
-                }
+            rel.found = !cols.empty();
+            if (!rel.found) {
+                out.mappingProblems.push_back("postgres." + key + ".table: table \"" + table +
+                                              "\" not found (or not readable by this user)");
+                out.relations.push_back(std::move(rel));
+                return;
             }
-            for (const auto& [what, name] : mapped)
-                rel.columns.push_back({key + "." + what, name,
-                                       name.empty() || !cols.count(name) ? "" : cols.at(name)});
-            return rel;
+            std::string have;
+            for (const auto& [col, type] : cols)
+                have += (have.empty() ? "" : ", ") + col;
+            for (const auto& [what, name] : mapped) {
+                const bool there = name.empty() || cols.count(name);
+                const std::string type = there && !name.empty() ? cols.at(name) : "";
+                rel.columns.push_back({key + "." + what, name, type, there});
+                if (!there)
+                    out.mappingProblems.push_back("postgres." + key + "." + what + ": column \"" +
+                                                  name + "\" not found in " + table +
+                                                  " (its columns: " + have + ")");
+            }
+            std::int64_t analysed = -1;
+            {
+                pqxx::nontransaction w(c);
+                const std::string regclass = w.quote(quoteTable(c, table)) + "::regclass";
+                const auto k = w.exec("SELECT c.relkind::text, c.reltuples::bigint, "
+                                      "has_table_privilege(" + regclass + ", 'INSERT, UPDATE, "
+                                      "DELETE, TRUNCATE') FROM pg_class c WHERE c.oid = " +
+                                      regclass);
+                static const std::map<std::string, std::string> kinds{
+                    {"r", "table"}, {"v", "view"}, {"m", "materialized view"},
+                    {"p", "partitioned table"}, {"f", "foreign table"}};
+                const std::string kind = k.empty() ? "" : k[0][0].as<std::string>();
+                rel.kind = kinds.count(kind) ? kinds.at(kind) : "relation";
+                rel.writable = !k.empty() && k[0][2].as<bool>();
+                analysed = k.empty() ? -1 : k[0][1].as<std::int64_t>();
+            }
+            const std::string from = quoteTable(c, table);
+            // Counted exactly up to a bound (cheap), estimated beyond it or
+            // when counting times out: the planner's figure for a table never
+            // analysed is a guess.
+            const std::int64_t bound = PostgresCheck::Relation::kCountedRows;
+            rel.estimated = true;
+            step(key + " row count", [&] {
+                pqxx::work t(c);
+                rel.rows = t.exec("SELECT count(*) FROM (SELECT 1 FROM " + from + " LIMIT " +
+                                  std::to_string(bound + 1) + ") x")[0][0]
+                               .as<std::int64_t>();
+                t.commit();
+                rel.estimated = rel.rows > bound;
+            });
+            if (rel.estimated) {
+                rel.rows = std::max(rel.rows, analysed);
+                step(key + " row estimate", [&] {
+                    pqxx::work t(c);
+                    const auto e = t.exec("EXPLAIN SELECT 1 FROM " + from);
+                    const std::string first = e.empty() ? "" : e[0][0].as<std::string>();
+                    const std::size_t at = first.find(" rows=");
+                    if (at != std::string::npos) {
+                        const std::size_t end = first.find(' ', at + 6);
+                        rel.rows =
+                            std::max(rel.rows, toInt(first.substr(at + 6, end - at - 6), -1));
+                    }
+                });
+            }
+            out.relations.push_back(std::move(rel));
         };
-        const RecordMapping& r = cfg.record;
-        const std::string since = m->bound(m->recordUpdated, ">=", nowMillis() - 60'000);
-        auto record = describe("record", r.table,
-                               {{"call_id", r.callId}, {"request_digest", r.requestDigest},
-                                {"status", r.status}, {"result_snapshot", r.resultSnapshot},
-                                {"first_source", r.firstSource}, {"lock_version", r.lockVersion},
-                                {"created_at", r.createdAt}, {"updated_at", r.updatedAt},
-                                {"expire_at", r.expireAt}});
-        const std::string sample = "x"; // any value: only the plan is asked
+        describe("record", cfg.record.table, recordColumns);
+        if (am.enabled)
+            describe("attempt", am.table, attemptColumns);
+        if (!out.mappingProblems.empty())
+            return out;
+        // The names fit: the types are checked and the queries made.
+        try {
+            m->prepareOnce(c);
+        } catch (const SourceError& e) {
+            out.mappingProblems.push_back(e.what());
+            return out;
+        }
+
+        // The plan of one read as callscope runs it, with sequential scans
+        // priced out so that any index that can serve it shows (a small table
+        // would be scanned whatever its indexes). It is indexed when an index
+        // condition serves the predicate. EXPLAIN runs nothing.
         const auto access = [&](PostgresCheck::Relation& rel, const char* what,
                                 const std::string& sql, std::string advice) {
-            PostgresCheck::Access a = plan(sql);
+            PostgresCheck::Access a;
             a.what = what;
+            step(rel.key + " plan of \"" + what + "\"", [&] {
+                pqxx::work w(c);
+                w.exec("SET LOCAL enable_seqscan = off");
+                for (const auto& row : w.exec("EXPLAIN " + sql)) {
+                    const std::string line = row[0].as<std::string>();
+                    if (line.find("Index Cond:") != std::string::npos ||
+                        line.find("Recheck Cond:") != std::string::npos)
+                        a.indexed = true;
+                    if (line.find("Scan") == std::string::npos ||
+                        line.find("Subquery") != std::string::npos)
+                        continue;
+                    const std::string node = scanNode(line);
+                    if (a.plan.empty() || node.find("Index") != std::string::npos)
+                        a.plan = node;
+                }
+                w.commit();
+            });
             if (!a.indexed)
                 a.advice = std::move(advice);
             rel.access.push_back(std::move(a));
         };
-        const std::string onRecord = record.kind == "view" ? " on the table behind the view"
-                                                           : " on " + r.table;
+        const auto onTable = [](const PostgresCheck::Relation& rel, const std::string& cols) {
+            return rel.kind == "view"
+                       ? "an index on the table behind the view " + rel.name +
+                             ", on what the view gives as (" + cols + ")"
+                       : "an index on " + rel.name + " (" + cols + ")";
+        };
+        const RecordMapping& r = cfg.record;
+        const std::string probe = c.quote(textArray({"x"})) + "::text[]"; // only the plan is asked
+        PostgresCheck::Relation& record = out.relations.front();
         access(record, "follow: records changed since the last poll (every poll_interval)",
-               m->recordSelect + " WHERE " + since + " ORDER BY " + m->recordUpdated + ", " +
-                   m->recordCallId + " LIMIT " + std::to_string(kPageRows),
-               "an index on (" + r.updatedAt + ", " + r.callId + ")" + onRecord);
+               m->recordSelect + " WHERE " +
+                   m->bound(m->recordUpdated, ">=", nowMillis() - 60'000) + " ORDER BY " + m->recordUpdated + ", " + m->recordCallId + " LIMIT " +
+                   std::to_string(kPageRows),
+               onTable(record, r.updatedAt + ", " + r.callId));
         access(record, "lookup: a record by callId (drill-down, messages naming a callId)",
-               m->recordSelect + " WHERE " + m->recordCallId + " = ANY(" +
-                   c.quote(textArray({sample})) + "::text[])",
-               "an index on (" + r.callId + ")" + onRecord);
+               m->recordSelect + " WHERE " + m->recordCallId + " = ANY(" + probe + ")",
+               onTable(record, r.callId));
         access(record, "siblings: records with one request digest (key rotation drill-down)",
                "SELECT " + m->recordCallId + " FROM " + m->recordTable + " WHERE " +
-                   quoteIdent(c, r.requestDigest) + " = " + c.quote(sample) + " AND " +
-                   m->bound(m->recordCreated, ">=", nowMillis() - 3'600'000),
-               "an index on (" + r.requestDigest + ")" + onRecord);
-        out.relations.push_back(std::move(record));
-        ObservationBatch rows;
-        m->query(c, m->recordSelect + " ORDER BY " + m->recordUpdated + " DESC LIMIT " +
-                        std::to_string(sampleRows), rows, &Impl::addRecord);
-        if (!m->attemptSelect.empty()) {
-            const AttemptMapping& a = cfg.attempt;
-            auto attempt = describe("attempt", a.table,
-                                    {{"id", a.id}, {"call_id", a.callId},
-                                     {"request_digest", a.requestDigest},
-                                     {"source_instance", a.sourceInstance},
-                                     {"trace_id", a.traceId}, {"outcome", a.outcome},
-                                     {"arrived_at", a.arrivedAt}, {"finished_at", a.finishedAt}});
-            const std::string onAttempt = attempt.kind == "view" ? " on the table behind the view"
-                                                                 : " on " + a.table;
+                   quoteIdent(c, r.requestDigest) + " = " + c.quote("x"),
+               onTable(record, r.requestDigest));
+        // The newest rows, decoded as callscope would (rejections included);
+        // only where the follow read is indexed: else it would sort the table.
+        const auto sample = [&](const PostgresCheck::Relation& rel, const std::string& sql,
+                                auto add) {
+            if (sampleRows == 0 || (!rel.access.front().indexed && rel.estimated)) {
+                out.notes.push_back(rel.key + " sample skipped: " +
+                                    (sampleRows == 0 ? std::string("--sample 0")
+                                                     : "no index gives the newest rows"));
+                return;
+            }
+            step(rel.key + " sample", [&] { m->query(c, sql, out.sample, add); });
+        };
+        sample(record, m->recordSelect + " ORDER BY " + m->recordUpdated + " DESC LIMIT " +
+                           std::to_string(sampleRows),
+               &Impl::addRecord);
+        if (am.enabled) {
+            PostgresCheck::Relation& attempt = out.relations.back();
             access(attempt, "follow: attempts arrived since the last poll",
                    m->attemptSelect + " WHERE " +
                        m->bound(m->attemptArrived, ">=", nowMillis() - 60'000) + " ORDER BY " +
                        m->attemptArrived + ", " + m->attemptId + " LIMIT " +
                        std::to_string(kPageRows),
-                   "an index on (" + a.arrivedAt + ", " + a.id + ")" + onAttempt);
+                   onTable(attempt, am.arrivedAt + ", " + am.id));
             access(attempt, "lookup: the attempts of a callId",
-                   m->attemptSelect + " WHERE " + m->attemptCallId + " = ANY(" +
-                       c.quote(textArray({sample})) + "::text[])",
-                   "an index on (" + a.callId + ")" + onAttempt);
-            out.relations.push_back(std::move(attempt));
-            m->query(c, m->attemptSelect + " ORDER BY " + m->attemptArrived + " DESC LIMIT " +
-                            std::to_string(sampleRows), rows, &Impl::addAttempt);
+                   m->attemptSelect + " WHERE " + m->attemptCallId + " = ANY(" + probe + ")",
+                   onTable(attempt, am.callId));
+            sample(attempt, m->attemptSelect + " ORDER BY " + m->attemptArrived + " DESC LIMIT " +
+                                std::to_string(sampleRows),
+                   &Impl::addAttempt);
         }
-        out.sample = std::move(rows);
     } catch (const SourceError&) {
         throw;
     } catch (const std::exception& e) {
-        m->conn.reset();
         throw SourceError("PostgreSQL: " + m->scrubbed(e.what()));
     }
     return out;

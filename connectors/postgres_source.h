@@ -16,30 +16,39 @@ struct PostgresCheck {
         std::string key;  // "record.call_id"
         std::string name; // the user's column; "" when unmapped
         std::string type; // its SQL type
+        bool found = true;
     };
     struct Access {
         std::string what; // "follow: rows changed since the last poll"
-        bool indexed = false;
-        std::string plan; // the plan's scan node, e.g. "Index Scan using x on t"
+        bool indexed = false; // an index condition serves the read's predicate
+        std::string plan;   // the plan's scan node, e.g. "Index Scan using x on t"
         std::string advice; // what index would serve it, when none does
     };
     struct Relation {
         std::string key;  // "record" or "attempt"
         std::string name; // as configured
+        bool found = true;
         std::string kind; // "table", "view", "materialized view", ...
-        // Counted up to kCountedRows; beyond that `rows` is the planner's estimate.
+        // Counted up to kCountedRows; beyond that (or when counting timed
+        // out) `rows` is the planner's estimate.
         static constexpr std::int64_t kCountedRows = 100'000;
         std::int64_t rows = 0;
         bool estimated = false;
+        bool writable = false; // the session's role may INSERT, UPDATE, DELETE or TRUNCATE it
         std::vector<Column> columns;
         std::vector<Access> access;
     };
     std::string server; // server_version
     std::string user;
-    bool readOnly = false;
+    bool readOnly = false;  // the session is read-only (callscope sets it)
+    bool superuser = false; // the role is a superuser (more than callscope needs)
     std::vector<Relation> relations;
+    // The mapping does not fit: tables or columns not found, wrong types.
+    std::vector<std::string> mappingProblems;
+    std::vector<std::string> notes; // steps that failed (a count that timed out, ...)
     ObservationBatch sample; // the newest rows, decoded (rejections included)
 };
+
 
 class PostgresSource : public Source {
 public:

@@ -246,24 +246,51 @@ TEST(Check, SaysWhatItFindsAndWhichDetectionsRun) {
         callscopeBinary() + " check --config " +
         t.writeConfig(kShort + "[postgres.record]\ntable = \"bare\"\n"));
     ASSERT_EQ(warn.exitCode, 0) << warn.out << warn.err;
+    // Until the receipt topic exists, what needs it is off.
+    EXPECT_NE(warn.out.find("Detections off (2):\n  receipt_missing"), std::string::npos)
+        << warn.out;
     EXPECT_NE(warn.out.find("NO INDEX follow: records changed"), std::string::npos) << warn.out;
-    EXPECT_NE(warn.out.find("add an index on (updated_at, call_id) on bare"), std::string::npos)
+    EXPECT_NE(warn.out.find("add an index on bare (updated_at, call_id)"), std::string::npos)
         << warn.out;
     EXPECT_NE(warn.out.find("match no topic on the brokers"), std::string::npos) << warn.out;
     EXPECT_NE(warn.out.find("ready, with "), std::string::npos) << warn.out;
 
-    // A column that is not there, and brokers that do not answer: problems, exit 1,
-    // and the table's real columns named.
+    // Columns that are not there: every one named with the table's real
+    // columns, exit 2 as scan would (the mapping does not fit).
     const CommandResult bad = runCommand(
         callscopeBinary() + " check --config " +
-        TestStack(t).writeConfig(kShort + "[postgres.record]\nstatus = \"state\"\n"));
-    EXPECT_EQ(bad.exitCode, 1) << bad.out << bad.err;
+        TestStack(t).writeConfig(kShort + "[postgres.record]\nstatus = \"state\"\n"
+                                          "expire_at = \"expires\"\n"));
+    EXPECT_EQ(bad.exitCode, 2) << bad.out << bad.err;
     EXPECT_NE(bad.out.find("PROBLEM: postgres.record.status: column \"state\" not found"),
+              std::string::npos)
+        << bad.out;
+    EXPECT_NE(bad.out.find("PROBLEM: postgres.record.expire_at: column \"expires\" not found"),
               std::string::npos)
         << bad.out;
     EXPECT_NE(bad.out.find("(its columns: call_id, created_at, expire_at"), std::string::npos)
         << bad.out;
-    EXPECT_NE(bad.out.find("not ready: 1 problem"), std::string::npos) << bad.out;
+    EXPECT_NE(bad.out.find("record.status             state             MISSING"),
+              std::string::npos)
+        << bad.out;
+    EXPECT_NE(bad.out.find("not ready: 2 problems"), std::string::npos) << bad.out;
+
+    // Brokers that do not answer: a problem naming them, exit 1; PostgreSQL
+    // is still described.
+    TestStack down = s;
+    down.brokers = "127.0.0.1:1";
+    const CommandResult noKafka =
+        runCommand(callscopeBinary() + " check --config " + down.writeConfig(kShort));
+    EXPECT_EQ(noKafka.exitCode, 1) << noKafka.out << noKafka.err;
+    EXPECT_NE(noKafka.out.find("PROBLEM: Kafka (127.0.0.1:1)"), std::string::npos) << noKafka.out;
+    EXPECT_NE(noKafka.out.find("record  idempotent_record (table, "), std::string::npos)
+        << noKafka.out;
+
+    // More rights than callscope needs are said (this stack's user is a superuser).
+    EXPECT_NE(r.out.find("is a superuser: callscope needs SELECT on its tables only"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("the role may write idempotent_record"), std::string::npos) << r.out;
 
     // A deployment without Kafka says so, and which detections are off.
     const CommandResult pgOnly =
