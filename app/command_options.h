@@ -2,8 +2,8 @@
 // What each subcommand takes. The one option table that fills these lives in
 // app/command_line.cpp; the commands only act on the values.
 #include "connectors/config.h"
-#include "connectors/simulator.h"
 #include "models/timestamp.h"
+#include "sim/simulator.h"
 
 #include <optional>
 #include <string>

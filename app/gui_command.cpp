@@ -4,10 +4,10 @@
 
 #include "app/command_options.h"
 #include "app/dashboard_controller.h"
-#include "app/demo_environment.h"
 #include "connectors/secrets.h"
-#include "connectors/simulator.h"
 #include "models/visible_text.h"
+#include "sim/demo_environment.h"
+#include "sim/simulator.h"
 #include "views/anomaly_table_model.h"
 #include "views/drilldown_view.h"
 #include "views/main_window.h"

@@ -2,8 +2,8 @@
 
 #include "app/command_options.h"
 #include "connectors/secrets.h"
-#include "connectors/simulator.h"
 #include "models/visible_text.h"
+#include "sim/simulator.h"
 
 #include <csignal>
 #include <cstdlib>

@@ -1,13 +1,13 @@
 #pragma once
-// Thin RAII wrappers over librdkafka's C API: a producer (for the simulator),
-// topic creation, and a reader that assigns partitions by hand — no consumer
-// group is joined and no offset is ever committed (SPEC §8).
+// Read-side helpers over librdkafka's C API: configuration, a consumer that
+// assigns partitions by hand — no consumer group is joined and no offset is
+// ever committed (SPEC §8) — and the partition a key is produced to. The
+// simulator's producer and topic creation live in sim/kafka_writer.
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
 struct rd_kafka_s;
 struct rd_kafka_conf_s;
@@ -43,57 +43,5 @@ bool closeConsumer(rd_kafka_s* consumer, int waitMs = 5000,
 // fnv1a(_random) = FNV-1a; -1 for random.
 std::int32_t partitionForKey(std::string_view key, std::int32_t partitions,
                              const std::string& partitioner);
-
-class KafkaProducer {
-public:
-    static std::unique_ptr<KafkaProducer> create(const KafkaSettings& settings, std::string& error);
-    ~KafkaProducer();
-    KafkaProducer(const KafkaProducer&) = delete;
-    KafkaProducer& operator=(const KafkaProducer&) = delete;
-
-    // Queues one message (copied). Blocks briefly while the local queue is full.
-    bool produce(const std::string& topic, std::string_view key, std::string_view value,
-                 std::string& error);
-    // Waits for every queued message; false when some are still in flight.
-    bool flush(int timeoutMs);
-    std::int64_t deliveryFailures() const;
-
-private:
-    explicit KafkaProducer(rd_kafka_s* rk);
-    rd_kafka_s* m_rk;
-};
-
-// Creates the topics that do not exist yet (others are left as they are and,
-// when `existed` is given, named there).
-bool ensureTopics(const KafkaSettings& settings, const std::vector<std::string>& topics,
-                  int partitions, std::string& error, std::vector<std::string>* existed = nullptr);
-
-struct KafkaMessage {
-    std::string topic;
-    std::int32_t partition = 0;
-    std::int64_t offset = 0;
-    std::int64_t timestampMs = -1; // broker/producer timestamp, -1 when absent
-    std::string key;
-    std::string value;
-};
-
-class KafkaPartitionReader {
-public:
-    static std::unique_ptr<KafkaPartitionReader> create(const KafkaSettings& settings,
-                                                        std::string& error);
-    ~KafkaPartitionReader();
-    KafkaPartitionReader(const KafkaPartitionReader&) = delete;
-    KafkaPartitionReader& operator=(const KafkaPartitionReader&) = delete;
-
-    // Assigns every partition of the topic, each at its current end offset
-    // (fromEnd) or its beginning.
-    bool assignWholeTopic(const std::string& topic, bool fromEnd, std::string& error);
-    // Up to maxMessages messages, waiting at most timeoutMs for the first.
-    std::vector<KafkaMessage> poll(int timeoutMs, std::size_t maxMessages = 1000);
-
-private:
-    explicit KafkaPartitionReader(rd_kafka_s* rk);
-    rd_kafka_s* m_rk;
-};
 
 } // namespace callscope

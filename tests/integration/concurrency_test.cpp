@@ -4,8 +4,8 @@
 // reads result snapshots (an export with payloads). Built a second time with
 // ThreadSanitizer by scripts/tsan, where any race fails the run.
 #include "app/monitor.h"
-#include "connectors/simulator.h"
 #include "models/timestamp.h"
+#include "sim/simulator.h"
 #include "sim_data.h"
 #include "stack.h"
 

@@ -2,9 +2,9 @@
 // (issue 9): days of history, transactional producers, offsets deleted by
 // retention while callscope was not reading, topics deleted while followed.
 // Each test reproduces one failure of the first version.
-#include "connectors/kafka_client.h"
 #include "connectors/kafka_source.h"
 #include "models/timestamp.h"
+#include "sim/kafka_writer.h"
 #include "stack.h"
 
 #include <gtest/gtest.h>

@@ -2,7 +2,7 @@
 // format: the injected callIds, kinds, instances and verdicts are there, clean
 // callIds are not, payloads are redacted unless asked for, the HTML stands
 // alone, and the JSON has the documented structure.
-#include "connectors/simulator.h"
+#include "sim/simulator.h"
 #include "sim_data.h"
 #include "stack.h"
 

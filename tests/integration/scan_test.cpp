@@ -1,8 +1,9 @@
 // callscope scan and inspect against the real stack: a renamed deployment
 // through the mapping, malformed messages, and the cold single-partition read.
 #include "connectors/kafka_client.h"
-#include "connectors/simulator.h"
 #include "models/timestamp.h"
+#include "sim/kafka_writer.h"
+#include "sim/simulator.h"
 #include "sim_data.h"
 #include "stack.h"
 

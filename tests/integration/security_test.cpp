@@ -3,7 +3,7 @@
 // wrong CA or password a clear error, and a role with SELECT on the two
 // tables (and a Kafka principal with Describe + Read only) enough for every
 // command, in a session that cannot write.
-#include "connectors/simulator.h"
+#include "sim/simulator.h"
 #include "stack.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
 #include "sim_data.h"
 
-#include "connectors/kafka_client.h"
 #include "models/timestamp.h"
+#include "sim/kafka_writer.h"
 
 #include <pqxx/pqxx>
 #include <simdjson.h>

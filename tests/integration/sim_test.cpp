@@ -1,7 +1,7 @@
 // The simulator against the real PostgreSQL and Kafka: every injected fault
 // is really in the data, the truth file lists exactly what is there, and
 // clean traffic holds none of the SPEC §3 situations.
-#include "connectors/simulator.h"
+#include "sim/simulator.h"
 #include "sim_data.h"
 #include "stack.h"
 

@@ -1,8 +1,8 @@
 // Deployments as they are (issue 16): a source that is not configured turns
 // its detections off, and the surfaces say so; a configured topic that does
 // not exist is one line, never an anomaly per finished record.
-#include "connectors/simulator.h"
 #include "models/detection_engine.h"
+#include "sim/simulator.h"
 #include "stack.h"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // callscope watch live, through a PostgreSQL restart and a Kafka broker
 // restart: every injected anomaly is reported once, none is lost or doubled.
-#include "connectors/simulator.h"
+#include "sim/simulator.h"
 #include "sim_data.h"
 #include "stack.h"
 

@@ -1,4 +1,4 @@
-#include "app/demo_environment.h"
+#include "sim/demo_environment.h"
 
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
@@ -86,8 +86,8 @@ DemoEnvironment::DemoEnvironment() : m(std::make_unique<Impl>()) {
             "--auth-host=reject -E UTF8 --locale=C.UTF-8 >" + m->dir + "/initdb.log 2>&1") != 0)
         throw std::runtime_error("initdb failed; see " + m->dir + "/initdb.log");
     m->port = kPort;
-    if (run(m->asPg + m->bin + "/pg_ctl -D " + m->dir + "/data -l " + m->dir + "/server.log -w -t 60 " +
-            "-o \"-p " + std::to_string(m->port) + " -k " + m->dir +
+    if (run(m->asPg + m->bin + "/pg_ctl -D " + m->dir + "/data -l " + m->dir +
+            "/server.log -w -t 60 -o \"-p " + std::to_string(m->port) + " -k " + m->dir +
             " -c listen_addresses='' -c fsync=off -c synchronous_commit=off\" start >/dev/null") !=
         0)
         throw std::runtime_error("PostgreSQL did not start; see " + m->dir + "/server.log");

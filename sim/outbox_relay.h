@@ -1,0 +1,30 @@
+#pragma once
+// The simulated outbox relay: publishes the receipts the servers wrote to
+// callscope_sim_outbox, at least once (a few twice, some out of order), and
+// purges records whose idempotency window has passed. Internal to sim/.
+#include "sim/sim_context.h"
+
+#include <pqxx/pqxx>
+
+#include <atomic>
+#include <random>
+
+namespace callscope::sim {
+
+class OutboxRelay {
+public:
+    explicit OutboxRelay(SimContext& ctx) : m_ctx(ctx), m_rng(ctx.opt.seed ^ 0x5eedULL) {}
+
+    // Publishes until told to stop, then until the outbox is empty.
+    void run(const std::atomic<bool>& stopWhenEmpty);
+
+private:
+    // Servers delete records whose idempotency window has passed.
+    static void purgeExpired(pqxx::connection& c);
+    int publishBatch(pqxx::connection& c);
+
+    SimContext& m_ctx;
+    std::mt19937_64 m_rng;
+};
+
+} // namespace callscope::sim
