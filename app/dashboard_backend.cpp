@@ -80,10 +80,10 @@ void DashboardBackend::tick() {
             }
             const char* failed = pg ? "postgres" : "kafka";
             m_sources[failed] = {failed, false, e.what(), kNoTime, 0, {}};
+            const std::int64_t wait = m_retry.next();
             emit status(QString::fromStdString(std::string(e.what()) + " \u2014 retrying in " +
-                                               std::to_string(m_backoffMs / 1000) + " s"));
-            m_nextConnectAt = now + m_backoffMs;
-            m_backoffMs = std::min<std::int64_t>(m_backoffMs * 2, 30'000);
+                                               std::to_string(wait / 1000) + " s"));
+            m_nextConnectAt = now + wait;
         }
     }
     if (m_phase == Phase::Following) {

@@ -3,6 +3,7 @@
 // pumps it on a timer and hands immutable snapshots and call details to the
 // GUI thread through queued signals. The GUI never touches the store.
 #include "app/monitor.h"
+#include "models/backoff.h"
 #include "models/dashboard_data.h"
 
 #include <QObject>
@@ -60,7 +61,7 @@ private:
     QTimer* m_timer = nullptr;
     enum class Phase { Connecting, Following, Failed } m_phase = Phase::Connecting;
     EpochMillis m_nextConnectAt = 0;
-    std::int64_t m_backoffMs = 1000;
+    Backoff m_retry;
     std::vector<AnomalyChange> m_pending;
     std::map<std::string, SourceHealth> m_sources;
     EpochMillis m_lastSnapshot = 0, m_lastStats = 0, m_lastRetention = 0;

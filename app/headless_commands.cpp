@@ -3,6 +3,7 @@
 
 #include "app/command_options.h"
 #include "app/monitor.h"
+#include "models/backoff.h"
 #include "models/call_json.h"
 #include "models/diagnosis.h"
 #include "models/timeline.h"
@@ -63,13 +64,6 @@ void printRejects(const RejectStats& r) {
     }
 }
 
-std::string offJson(const Monitor& m) {
-    std::string out = "{";
-    for (const auto& [kind, why] : detectionsOff(m.engine().sources()))
-        out += (out.size() > 1 ? "," : "") + jsonQuote(toString(kind)) + ":" + jsonQuote(why);
-    return out + "}";
-}
-
 std::string summaryLine(const Monitor& m) {
     const CallStore& s = m.store();
     std::int64_t records = 0;
@@ -79,37 +73,37 @@ std::string summaryLine(const Monitor& m) {
     for (const Anomaly& a : m.engine().anomalies())
         if (a.open)
             byKind[std::string(toString(a.kind))]++;
-    std::string kinds = "{";
-    for (const auto& [k, n] : byKind)
-        kinds += (kinds.size() > 1 ? "," : "") + jsonQuote(k) + ":" + std::to_string(n);
-    kinds += "}";
-    std::string rejected = "{";
-    for (const auto& [k, n] : m.rejects().byReason)
-        rejected += (rejected.size() > 1 ? "," : "") + jsonQuote(k) + ":" + std::to_string(n);
-    rejected += "}";
-    std::string gaps = "{";
-    for (const auto& [k, n] : m.gaps().lostByPartition)
-        gaps += (gaps.size() > 1 ? "," : "") + jsonQuote(k) + ":" + std::to_string(n);
-    gaps += "}";
-    std::string placeholders = "[";
-    for (const auto& p : m.engine().placeholders())
-        placeholders += (placeholders.size() > 1 ? "," : "") + jsonQuote(p);
-    placeholders += "]";
     const StoreCounters& c = s.counters();
-    return R"({"type":"summary","calls":)" + std::to_string(s.size()) + R"(,"records":)" +
-           std::to_string(records) + R"(,"attempts":)" + std::to_string(c.attempts) +
-           R"(,"receipts":)" + std::to_string(c.receipts) + R"(,"callerEvents":)" +
-           std::to_string(c.callerEvents) + R"(,"duplicateReceipts":)" +
-           std::to_string(c.duplicateReceipts) + R"(,"outOfOrderReceipts":)" +
-           std::to_string(c.outOfOrderReceipts) + R"(,"rejectedMessages":)" +
-           std::to_string(m.rejects().total()) + R"(,"rejected":)" + rejected +
-           R"(,"lostMessages":)" + std::to_string(m.gaps().lost()) + R"(,"gaps":)" + gaps +
-           R"(,"placeholders":)" + placeholders +
-           R"(,"evictedCalls":)" + std::to_string(m.evictions().total) +
-           R"(,"evictedOverBudget":)" + std::to_string(m.evictions().overBudget) +
-           R"(,"forgottenAnomalies":)" + std::to_string(m.evictions().anomalies) +
-           R"(,"storeBytes":)" + std::to_string(s.memoryBytes() + m.engine().memoryBytes()) +
-           R"(,"detectionsOff":)" + offJson(m) + R"(,"anomalies":)" + kinds + "}";
+    JsonWriter w;
+    w.object()
+        .field("type", "summary")
+        .field("calls", s.size())
+        .field("records", records)
+        .field("attempts", c.attempts)
+        .field("receipts", c.receipts)
+        .field("callerEvents", c.callerEvents)
+        .field("duplicateReceipts", c.duplicateReceipts)
+        .field("outOfOrderReceipts", c.outOfOrderReceipts)
+        .field("rejectedMessages", m.rejects().total());
+    w.key("rejected").object();
+    for (const auto& [reason, n] : m.rejects().byReason)
+        w.field(reason, n);
+    w.end().field("lostMessages", m.gaps().lost());
+    w.key("gaps").object();
+    for (const auto& [where, n] : m.gaps().lostByPartition)
+        w.field(where, n);
+    w.end().key("placeholders").strings(m.engine().placeholders());
+    w.field("evictedCalls", m.evictions().total)
+        .field("evictedOverBudget", m.evictions().overBudget)
+        .field("forgottenAnomalies", m.evictions().anomalies)
+        .field("storeBytes", s.memoryBytes() + m.engine().memoryBytes());
+    w.key("detectionsOff").object();
+    for (const auto& [kind, why] : detectionsOff(m.engine().sources()))
+        w.field(toString(kind), why);
+    w.end().key("anomalies").object();
+    for (const auto& [kind, n] : byKind)
+        w.field(kind, n);
+    return w.end().end().take();
 }
 
 std::string readableAnomaly(const Anomaly& a) {
@@ -221,9 +215,9 @@ int runWatchCommand(const WatchOptions& options) {
                            : c.what == ChangeKind::Resolved ? "resolved"
                                                             : "forgotten";
         if (json) {
-            std::string line = toJsonLine(c.anomaly);
-            line.insert(1, std::string(R"("change":")") + what + "\",");
-            std::cout << line << std::endl;
+            JsonWriter line;
+            writeAnomaly(line, c.anomaly, what);
+            std::cout << line.text() << std::endl;
         } else {
             std::cout << formatIsoMillis(nowMillis()) << " " << what << " "
                       << readableAnomaly(c.anomaly) << std::endl;
@@ -231,7 +225,7 @@ int runWatchCommand(const WatchOptions& options) {
     };
     // The window before now is loaded like a scan (retrying while a source is
     // down), then both sources are followed.
-    for (std::int64_t backoff = 1000;; backoff = std::min<std::int64_t>(backoff * 2, 30'000)) {
+    for (Backoff retry;;) {
         try {
             monitor.connect();
             monitor.loadWindow(*since, nowMillis(), g_stop);
@@ -239,6 +233,7 @@ int runWatchCommand(const WatchOptions& options) {
         } catch (const SourceError& e) {
             if (e.configError)
                 return sourceError("watch", e);
+            const std::int64_t backoff = retry.next();
             std::cerr << "callscope watch: " << shown(e.what()) << " (retrying in "
                       << backoff / 1000 << " s)\n";
             for (std::int64_t waited = 0; waited < backoff && !g_stop; waited += 100)
@@ -324,14 +319,22 @@ int runInspectCommand(const InspectOptions& options) {
     const Diagnosis d = diagnose(monitor.store(), monitor.engine(), i);
     const auto anomalies = monitor.engine().anomaliesOf(callId);
     if (json) {
-        std::string j = R"({"type":"call","timeline":)" + timelineJson(t) + R"(,"anomalies":[)";
-        for (std::size_t k = 0; k < anomalies.size(); ++k)
-            j += std::string(k ? "," : "") + toJsonLine(*anomalies[k]);
-        j += R"(],"diagnosis":)" + diagnosisJson(d) + R"(,"coldRead":{"topics":)" +
-             std::to_string(cold.topics) + R"(,"messagesScanned":)" +
-             std::to_string(cold.messagesScanned) + R"(,"messagesMatched":)" +
-             std::to_string(cold.messagesMatched) + "}}";
-        std::cout << j << '\n';
+        JsonWriter w;
+        w.object().field("type", "call").key("timeline");
+        writeTimeline(w, t);
+        w.key("anomalies").array();
+        for (const Anomaly* a : anomalies)
+            writeAnomaly(w, *a);
+        w.end().key("diagnosis");
+        writeDiagnosis(w, d);
+        w.key("coldRead")
+            .object()
+            .field("topics", cold.topics)
+            .field("messagesScanned", cold.messagesScanned)
+            .field("messagesMatched", cold.messagesMatched)
+            .end()
+            .end();
+        std::cout << w.text() << '\n';
         return ExitOk;
     }
     std::cout << "callId " << shown(t.callId)

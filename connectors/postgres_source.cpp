@@ -3,6 +3,7 @@
 #include "connectors/copy_text.h"
 #include "connectors/message_decoder.h"
 #include "connectors/secrets.h"
+#include "models/backoff.h"
 
 #include <pqxx/pqxx>
 
@@ -937,7 +938,7 @@ std::string PostgresSource::resultSnapshot(const std::string& callId,
 }
 
 void PostgresSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
-    std::int64_t backoffMs = 1000;
+    Backoff retry;
     bool wasUp = m->conn != nullptr;
     std::string reported; // the outage already reported
     const auto down = [&](const std::string& why) {
@@ -956,7 +957,7 @@ void PostgresSource::follow(ObservationSink& sink, const std::atomic<bool>& stop
                 sink.health({"postgres", true, "", nowMillis(), 0, {}});
             wasUp = true;
             reported.clear();
-            backoffMs = 1000;
+            retry.reset();
             const auto until = std::chrono::steady_clock::now() + m->cfg.pollInterval;
             while (!stop && std::chrono::steady_clock::now() < until)
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -968,10 +969,10 @@ void PostgresSource::follow(ObservationSink& sink, const std::atomic<bool>& stop
             down("PostgreSQL: " + m->scrubbed(e.what()));
         }
         if (!wasUp) {
-            const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(backoffMs);
+            const auto until =
+                std::chrono::steady_clock::now() + std::chrono::milliseconds(retry.next());
             while (!stop && std::chrono::steady_clock::now() < until)
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
-            backoffMs = std::min<std::int64_t>(backoffMs * 2, 30'000);
         }
     }
 }

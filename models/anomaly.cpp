@@ -29,20 +29,24 @@ bool moreSevere(const Anomaly& a, const Anomaly& b) {
     return a.subject < b.subject;
 }
 
-std::string toJsonLine(const Anomaly& a) {
-    std::string line = toJsonLine(a.toLine());
-    line.pop_back(); // the closing brace
-    line += R"(,"evidence":[)";
-    for (std::size_t i = 0; i < a.evidence.size(); ++i) {
-        const Evidence& e = a.evidence[i];
-        if (i)
-            line += ',';
-        line += R"({"callId":)" + jsonQuote(e.callId) + R"(,"at":)" +
-                (e.at == kNoTime ? std::string("null") : jsonQuote(formatIsoMillis(e.at))) +
-                R"(,"what":)" + jsonQuote(e.what) + "}";
+void writeAnomaly(JsonWriter& w, const Anomaly& a, std::string_view change) {
+    w.object();
+    if (!change.empty())
+        w.field("change", change);
+    writeAnomalyFields(w, a.toLine());
+    w.key("evidence").array();
+    for (const Evidence& e : a.evidence) {
+        w.object().field("callId", e.callId);
+        w.key("at").time(e.at);
+        w.field("what", e.what).end();
     }
-    line += "]}";
-    return line;
+    w.end().end();
+}
+
+std::string toJsonLine(const Anomaly& a) {
+    JsonWriter w;
+    writeAnomaly(w, a);
+    return w.take();
 }
 
 std::string shortDigest(const std::string& digest) {

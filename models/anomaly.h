@@ -43,6 +43,8 @@ bool moreSevere(const Anomaly& a, const Anomaly& b);
 
 // The JSON line of SPEC §4.2 with the evidence appended.
 std::string toJsonLine(const Anomaly& a);
+// The same object into a writer; watch puts "change" first.
+void writeAnomaly(JsonWriter& w, const Anomaly& a, std::string_view change = {});
 
 struct DetectThresholds {
     Millis stuckAfter{5 * 60'000};

@@ -2,6 +2,7 @@
 // The JSON line of one anomaly (SPEC §4.2), as scan/watch print it and as the
 // simulator's truth file records what it injected.
 #include "models/domain.h"
+#include "models/json_writer.h"
 #include "models/timestamp.h"
 
 #include <string>
@@ -25,8 +26,7 @@ struct AnomalyLine {
 // One line of JSON, no trailing newline. callIds, instances and digests are
 // written sorted and without repeats.
 std::string toJsonLine(AnomalyLine line);
-
-// A JSON string literal (quotes included) with the required escapes.
-std::string jsonQuote(std::string_view text);
+// The same fields into an object the writer has open (for lines that carry more).
+void writeAnomalyFields(JsonWriter& w, AnomalyLine line);
 
 } // namespace callscope

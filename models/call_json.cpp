@@ -2,61 +2,79 @@
 
 namespace callscope {
 
-std::string timelineJson(const CallTimeline& t) {
-    const auto time = [](EpochMillis x) {
-        return x == kNoTime ? std::string("null") : jsonQuote(formatIsoMillis(x));
-    };
-    std::string j = R"({"callId":)" + jsonQuote(t.callId) + R"(,"bizNo":)" + jsonQuote(t.bizNo) +
-                    R"(,"record":)";
-    if (t.record.present)
-        j += R"({"status":)" + jsonQuote(t.record.status) + R"(,"requestDigest":)" +
-             jsonQuote(t.record.digest) + R"(,"firstSource":)" + jsonQuote(t.record.firstSource) +
-             R"(,"lockVersion":)" + std::to_string(t.record.lockVersion) + R"(,"createdAt":)" +
-             time(t.record.createdAt) + R"(,"updatedAt":)" + time(t.record.updatedAt) +
-             R"(,"expireAt":)" + time(t.record.expireAt) + "}";
-    else
-        j += "null";
-    j += R"(,"events":[)";
-    for (std::size_t k = 0; k < t.entries.size(); ++k) {
-        const TimelineEntry& e = t.entries[k];
-        j += std::string(k ? "," : "") + R"({"at":)" + time(e.at) + R"(,"lane":)" +
-             jsonQuote(toString(e.lane)) + R"(,"state":)" + jsonQuote(e.state) +
-             R"(,"instance":)" + jsonQuote(e.instance) + R"(,"digest":)" + jsonQuote(e.digest) +
-             R"(,"number":)" + std::to_string(e.number);
+void writeTimeline(JsonWriter& w, const CallTimeline& t) {
+    w.object().field("callId", t.callId).field("bizNo", t.bizNo);
+    w.key("record");
+    if (t.record.present) {
+        w.object()
+            .field("status", t.record.status)
+            .field("requestDigest", t.record.digest)
+            .field("firstSource", t.record.firstSource)
+            .field("lockVersion", static_cast<std::int64_t>(t.record.lockVersion));
+        w.key("createdAt").time(t.record.createdAt);
+        w.key("updatedAt").time(t.record.updatedAt);
+        w.key("expireAt").time(t.record.expireAt);
+        w.end();
+    } else {
+        w.null();
+    }
+    w.key("events").array();
+    for (const TimelineEntry& e : t.entries) {
+        w.object();
+        w.key("at").time(e.at);
+        w.field("lane", toString(e.lane))
+            .field("state", e.state)
+            .field("instance", e.instance)
+            .field("digest", e.digest)
+            .field("number", static_cast<std::int64_t>(e.number));
         if (e.lane == Lane::Attempt)
-            j += R"(,"finishedAt":)" + time(e.until);
+            w.key("finishedAt").time(e.until);
         if (e.lane == Lane::Receipt)
-            j += std::string(R"(,"duplicate":)") + (e.duplicate ? "true" : "false") +
-                 R"(,"outOfOrder":)" + (e.outOfOrder ? "true" : "false");
-        j += R"(,"text":)" + jsonQuote(e.text) + "}";
+            w.field("duplicate", e.duplicate).field("outOfOrder", e.outOfOrder);
+        w.field("text", e.text).end();
     }
-    j += R"(],"bands":[)";
-    for (std::size_t k = 0; k < t.bands.size(); ++k) {
-        const StateBand& b = t.bands[k];
-        j += std::string(k ? "," : "") + R"({"lane":)" + jsonQuote(toString(b.lane)) +
-             R"(,"state":)" + jsonQuote(b.state) + R"(,"from":)" + time(b.from) + R"(,"to":)" +
-             time(b.to) + "}";
+    w.end().key("bands").array();
+    for (const StateBand& b : t.bands) {
+        w.object().field("lane", toString(b.lane)).field("state", b.state);
+        w.key("from").time(b.from);
+        w.key("to").time(b.to);
+        w.end();
     }
-    return j + "]}";
+    w.end().end();
+}
+
+void writeDiagnosis(JsonWriter& w, const Diagnosis& d) {
+    w.object()
+        .field("verdict", d.verdict)
+        .field("executions", static_cast<std::int64_t>(d.executions));
+    w.key("steps").array();
+    for (const DiagnosisStep& step : d.steps)
+        w.object()
+            .field("question", step.question)
+            .field("answer", step.answer)
+            .field("decisive", step.decisive)
+            .end();
+    w.end().key("siblingCallIds").strings(d.siblingCallIds);
+    w.key("evidence").array();
+    for (const Evidence& e : d.evidence)
+        w.object()
+            .field("callId", e.callId)
+            .field("at", formatIsoMillis(e.at))
+            .field("what", e.what)
+            .end();
+    w.end().end();
+}
+
+std::string timelineJson(const CallTimeline& t) {
+    JsonWriter w;
+    writeTimeline(w, t);
+    return w.take();
 }
 
 std::string diagnosisJson(const Diagnosis& d) {
-    std::string j = R"({"verdict":)" + jsonQuote(d.verdict) + R"(,"executions":)" +
-                    std::to_string(d.executions) + R"(,"steps":[)";
-    for (std::size_t k = 0; k < d.steps.size(); ++k)
-        j += std::string(k ? "," : "") + R"({"question":)" + jsonQuote(d.steps[k].question) +
-             R"(,"answer":)" + jsonQuote(d.steps[k].answer) + R"(,"decisive":)" +
-             (d.steps[k].decisive ? "true" : "false") + "}";
-    j += R"(],"siblingCallIds":[)";
-    for (std::size_t k = 0; k < d.siblingCallIds.size(); ++k)
-        j += std::string(k ? "," : "") + jsonQuote(d.siblingCallIds[k]);
-    j += R"(],"evidence":[)";
-    for (std::size_t k = 0; k < d.evidence.size(); ++k)
-        j += std::string(k ? "," : "") + R"({"callId":)" + jsonQuote(d.evidence[k].callId) +
-             R"(,"at":)" + jsonQuote(formatIsoMillis(d.evidence[k].at)) + R"(,"what":)" +
-             jsonQuote(d.evidence[k].what) + "}";
-    return j + "]}";
+    JsonWriter w;
+    writeDiagnosis(w, d);
+    return w.take();
 }
-
 
 } // namespace callscope

@@ -20,12 +20,6 @@ std::string_view toString(Severity v) { return nameOf(v, kSeverityNames); }
 std::optional<RecordStatus> recordStatusFromName(std::string_view n) {
     return fromName<RecordStatus>(n, kRecordStatusNames);
 }
-std::optional<AttemptOutcome> attemptOutcomeFromName(std::string_view n) {
-    return fromName<AttemptOutcome>(n, kAttemptOutcomeNames);
-}
-std::optional<CallerState> callerStateFromName(std::string_view n) {
-    return fromName<CallerState>(n, kCallerStateNames);
-}
 std::optional<AnomalyKind> anomalyKindFromName(std::string_view n) {
     return fromName<AnomalyKind>(n, kAnomalyKindNames);
 }

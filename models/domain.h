@@ -67,8 +67,6 @@ std::string_view toString(AnomalyKind v);
 std::string_view toString(Severity v);
 
 std::optional<RecordStatus> recordStatusFromName(std::string_view name);
-std::optional<AttemptOutcome> attemptOutcomeFromName(std::string_view name);
-std::optional<CallerState> callerStateFromName(std::string_view name);
 std::optional<AnomalyKind> anomalyKindFromName(std::string_view name);
 
 constexpr bool isTerminal(RecordStatus s) { return s != RecordStatus::Processing; }

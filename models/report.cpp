@@ -12,37 +12,40 @@ std::map<std::string, std::array<int, 3>> Report::countsByKind() const {
 }
 
 std::string reportJson(const Report& r) {
-    const auto time = [](EpochMillis t) {
-        return t == kNoTime ? std::string("null") : jsonQuote(formatIsoMillis(t));
-    };
-    std::string j = R"({"type":"report","title":)" + jsonQuote(r.title) + R"(,"window":{"from":)" +
-                    time(r.from) + R"(,"to":)" + time(r.to) + R"(},"generatedAt":)" +
-                    time(r.generatedAt) + R"(,"payloadsIncluded":)" +
-                    (r.payloadsIncluded ? "true" : "false") + R"(,"sources":[)";
-    for (std::size_t i = 0; i < r.sources.size(); ++i)
-        j += std::string(i ? "," : "") + jsonQuote(r.sources[i]);
-    j += R"(],"counts":{)";
-    bool first = true;
-    for (const auto& [kind, c] : r.countsByKind()) {
-        j += std::string(first ? "" : ",") + jsonQuote(kind) + R"(:{"info":)" + std::to_string(c[0]) +
-             R"(,"warning":)" + std::to_string(c[1]) + R"(,"critical":)" + std::to_string(c[2]) + "}";
-        first = false;
+    JsonWriter w;
+    w.object().field("type", "report").field("title", r.title);
+    w.key("window").object();
+    w.key("from").time(r.from);
+    w.key("to").time(r.to);
+    w.end();
+    w.key("generatedAt").time(r.generatedAt);
+    w.field("payloadsIncluded", r.payloadsIncluded);
+    w.key("sources").strings(r.sources);
+    w.key("counts").object();
+    for (const auto& [kind, c] : r.countsByKind())
+        w.key(kind)
+            .object()
+            .field("info", c[0])
+            .field("warning", c[1])
+            .field("critical", c[2])
+            .end();
+    w.end().key("anomalies").array();
+    for (const Anomaly& a : r.anomalies)
+        writeAnomaly(w, a);
+    w.end().key("calls").array();
+    for (const ReportCall& c : r.calls) {
+        w.object().field("callId", c.timeline.callId);
+        w.key("timeline");
+        writeTimeline(w, c.timeline);
+        w.key("diagnosis");
+        writeDiagnosis(w, c.diagnosis);
+        w.field("resultSnapshot", c.resultSnapshot);
+        w.key("anomalies").array();
+        for (const Anomaly& a : c.anomalies)
+            writeAnomaly(w, a);
+        w.end().end();
     }
-    j += R"(},"anomalies":[)";
-    for (std::size_t i = 0; i < r.anomalies.size(); ++i)
-        j += std::string(i ? "," : "") + toJsonLine(r.anomalies[i]);
-    j += R"(],"calls":[)";
-    for (std::size_t i = 0; i < r.calls.size(); ++i) {
-        const ReportCall& c = r.calls[i];
-        j += std::string(i ? "," : "") + R"({"callId":)" + jsonQuote(c.timeline.callId) +
-             R"(,"timeline":)" + timelineJson(c.timeline) + R"(,"diagnosis":)" +
-             diagnosisJson(c.diagnosis) + R"(,"resultSnapshot":)" + jsonQuote(c.resultSnapshot) +
-             R"(,"anomalies":[)";
-        for (std::size_t k = 0; k < c.anomalies.size(); ++k)
-            j += std::string(k ? "," : "") + toJsonLine(c.anomalies[k]);
-        j += "]}";
-    }
-    return j + "]}";
+    return w.end().end().take();
 }
 
 } // namespace callscope

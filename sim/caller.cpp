@@ -2,7 +2,7 @@
 // the faults it injects and the truth lines that name them.
 #include "sim/caller.h"
 
-#include "models/anomaly_json.h"
+#include "models/json_writer.h"
 #include "models/timestamp.h"
 
 #include <algorithm>
@@ -394,13 +394,18 @@ void SimCaller::schedule(const Call& c, TimerKind kind, std::int64_t afterMs, in
 
 void SimCaller::publishState(Call& c, CallerState s) {
     c.state = s;
-    const std::string json =
-        R"({"callId":)" + jsonQuote(c.callId) + R"(,"state":)" + jsonQuote(toString(s)) +
-        R"(,"at":)" + jsonQuote(formatIsoMillis(nowMillis())) + R"(,"instance":)" +
-        jsonQuote(m_name) + R"(,"attempt":)" + std::to_string(c.attempt) + R"(,"bizNo":)" +
-        jsonQuote(c.bizNo) + R"(,"requestDigest":)" + jsonQuote(c.digest) +
-        R"(,"traceId":)" + jsonQuote(c.traceId) + "}";
-    m_ctx.publishEvent(c.callId, json);
+    JsonWriter json;
+    json.object()
+        .field("callId", c.callId)
+        .field("state", toString(s))
+        .field("at", formatIsoMillis(nowMillis()))
+        .field("instance", m_name)
+        .field("attempt", c.attempt)
+        .field("bizNo", c.bizNo)
+        .field("requestDigest", c.digest)
+        .field("traceId", c.traceId)
+        .end();
+    m_ctx.publishEvent(c.callId, json.text());
 }
 
 AnomalyLine SimCaller::line(AnomalyKind kind, Severity sev, const Call& c,

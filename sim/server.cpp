@@ -2,7 +2,7 @@
 // prepared statements, and one request handled from placeholder to receipt.
 #include "sim/server.h"
 
-#include "models/anomaly_json.h"
+#include "models/json_writer.h"
 #include "models/timestamp.h"
 
 #include <chrono>
@@ -107,17 +107,17 @@ void SimServer::prepare(pqxx::connection& c) {
 
 std::string SimServer::receiptJson(const Request& r, RecordStatus status, int version,
                                    EpochMillis finishedAt) const {
-    std::string j = R"({"callId":)" + jsonQuote(r.callId) + R"(,"status":)" +
-                    jsonQuote(toString(status));
-    if (status != RecordStatus::Processing) {
-        j += R"(,"resultRef":)" +
-             jsonQuote("result-store/" + formatIsoMillis(finishedAt).substr(0, 10) + "/" +
-                       r.callId) +
-             R"(,"finishedAt":)" + jsonQuote(formatIsoMillis(finishedAt));
-    }
-    j += R"(,"version":)" + std::to_string(version) + R"(,"sourceInstance":)" +
-         jsonQuote(m_name) + R"(,"requestDigest":)" + jsonQuote(r.digest) + "}";
-    return j;
+    JsonWriter j;
+    j.object().field("callId", r.callId).field("status", toString(status));
+    if (status != RecordStatus::Processing)
+        j.field("resultRef",
+                "result-store/" + formatIsoMillis(finishedAt).substr(0, 10) + "/" + r.callId)
+            .field("finishedAt", formatIsoMillis(finishedAt));
+    j.field("version", version)
+        .field("sourceInstance", m_name)
+        .field("requestDigest", r.digest)
+        .end();
+    return j.take();
 }
 
 void SimServer::recordAttempt(pqxx::work& w, const Request& r, AttemptOutcome o,
@@ -241,11 +241,15 @@ void SimServer::handle(pqxx::connection& c, Request& r) {
     const std::string finishedIso = formatIsoMillis(finished);
     {
         pqxx::work w(c);
-        const std::string snapshot =
-            R"({"callId":)" + jsonQuote(r.callId) + R"(,"result":)" +
-            jsonQuote(result == RecordStatus::Success ? "approved" : "declined") +
-            R"(,"account":"DE89 3704 0044 0532 0130 00","amountCents":)" +
-            std::to_string(100 + (std::hash<std::string>{}(r.callId) % 100000)) + "}";
+        JsonWriter json;
+        json.object()
+            .field("callId", r.callId)
+            .field("result", result == RecordStatus::Success ? "approved" : "declined")
+            .field("account", "DE89 3704 0044 0532 0130 00")
+            .field("amountCents", static_cast<std::int64_t>(
+                                      100 + (std::hash<std::string>{}(r.callId) % 100000)))
+            .end();
+        const std::string snapshot = json.take();
         w.exec_prepared("finish_record", r.callId, std::string(toString(result)), snapshot,
                         finishedIso, lockVersion);
         w.exec_prepared("finish_attempt", attemptId, finishedIso);

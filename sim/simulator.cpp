@@ -143,20 +143,22 @@ SimResult runSimulation(const Config& config, const SimOptions& opt,
 }
 
 std::string toJsonLine(const SimStats& s) {
-    std::string injected = "{";
-    for (const auto& [k, n] : s.injected)
-        injected += (injected.size() > 1 ? "," : "") + jsonQuote(toString(k)) + ":" +
-                    std::to_string(n);
-    injected += "}";
-    return R"({"type":"sim_summary","calls":)" + std::to_string(s.calls) +
-           R"(,"attempts":)" + std::to_string(s.attempts) + R"(,"callerEvents":)" +
-           std::to_string(s.callerEvents) + R"(,"receiptsPublished":)" +
-           std::to_string(s.receiptsPublished) + R"(,"receiptsDuplicated":)" +
-           std::to_string(s.receiptsDuplicated) + R"(,"receiptsDropped":)" +
-           std::to_string(s.receiptsDropped) + R"(,"receiptsSeenByCallers":)" +
-           std::to_string(s.receiptsSeenByCallers) + R"(,"timeouts":)" +
-           std::to_string(s.timeouts) + R"(,"unfinishedCalls":)" +
-           std::to_string(s.unfinishedCalls) + R"(,"injected":)" + injected + "}";
+    JsonWriter w;
+    w.object()
+        .field("type", "sim_summary")
+        .field("calls", s.calls)
+        .field("attempts", s.attempts)
+        .field("callerEvents", s.callerEvents)
+        .field("receiptsPublished", s.receiptsPublished)
+        .field("receiptsDuplicated", s.receiptsDuplicated)
+        .field("receiptsDropped", s.receiptsDropped)
+        .field("receiptsSeenByCallers", s.receiptsSeenByCallers)
+        .field("timeouts", s.timeouts)
+        .field("unfinishedCalls", s.unfinishedCalls);
+    w.key("injected").object();
+    for (const auto& [kind, n] : s.injected)
+        w.field(toString(kind), n);
+    return w.end().end().take();
 }
 
 } // namespace callscope

@@ -1,6 +1,7 @@
 #include "views/drilldown_view.h"
 
 #include "models/visible_text.h"
+#include "views/call_html.h"
 #include "views/palette.h"
 #include "views/timeline_painter.h"
 #include "views/timeline_widget.h"
@@ -163,33 +164,14 @@ void DrilldownView::showDetail(const CallDetail& d) {
 }
 
 QString DrilldownView::detailsHtml(const CallDetail& d) const {
-    const CallTimeline& t = d.timeline;
-    QString h;
-    h += QStringLiteral("<h3>Diagnosis</h3><p><b>") + esc(d.diagnosis.verdict) + QStringLiteral("</b></p><ol>");
-    for (const DiagnosisStep& s : d.diagnosis.steps)
-        h += QStringLiteral("<li>") + esc(s.question) + QStringLiteral(" ") +
-             (s.decisive ? QStringLiteral("<b>") + esc(s.answer) + QStringLiteral("</b> \u2190 decisive")
-                         : esc(s.answer)) +
-             QStringLiteral("</li>");
-    h += QStringLiteral("</ol>");
-    if (!d.diagnosis.siblingCallIds.empty()) {
-        h += QStringLiteral("<p>Sibling callIds (same request under another key): ");
-        for (const auto& id : d.diagnosis.siblingCallIds)
-            h += callLink(id);
-        h += QStringLiteral("</p>");
-    }
+    CallHtmlStyle style;
+    style.callId = [](const std::string& id) { return callLink(id); };
+    QString h = QStringLiteral("<h3>Diagnosis</h3>") + diagnosisHtml(d.diagnosis, style);
     if (d.otherMatches.size() > 1) {
         h += QStringLiteral("<p>This bizNo names several callIds: ");
         for (const auto& id : d.otherMatches)
             h += callLink(id);
         h += QStringLiteral("</p>");
-    }
-    if (!d.diagnosis.evidence.empty()) {
-        h += QStringLiteral("<p>Evidence:</p><table cellspacing=0 cellpadding=2>");
-        for (const Evidence& e : d.diagnosis.evidence)
-            h += QStringLiteral("<tr><td><tt>") + when(e.at) + QStringLiteral("</tt></td><td>") +
-                 esc(e.callId) + QStringLiteral("</td><td>") + esc(e.what) + QStringLiteral("</td></tr>");
-        h += QStringLiteral("</table>");
     }
     h += QStringLiteral("<h3>Anomalies</h3>");
     if (d.anomalies.empty())
@@ -198,38 +180,9 @@ QString DrilldownView::detailsHtml(const CallDetail& d) const {
         h += QStringLiteral("<p><span style=\"color:") + severityColor(toString(a.severity)).name() +
              QStringLiteral("\"><b>[") + qs(toString(a.severity)) + QStringLiteral("] ") +
              qs(toString(a.kind)) + QStringLiteral("</b></span> ") +
-             (a.open ? QString() : QStringLiteral("(resolved) ")) + esc(a.summary) + QStringLiteral("</p>");
-    h += QStringLiteral("<h3>Server record</h3>");
-    if (!t.record.present) {
-        h += QStringLiteral("<p>no record</p>");
-    } else {
-        h += QStringLiteral("<table cellspacing=0 cellpadding=2><tr><td>status</td><td><b>") +
-             esc(t.record.status) + QStringLiteral("</b></td></tr><tr><td>request digest</td><td><tt>") +
-             esc(t.record.digest) + QStringLiteral("</tt></td></tr><tr><td>first source</td><td>") +
-             esc(t.record.firstSource) + QStringLiteral("</td></tr><tr><td>lock_version</td><td>") +
-             QString::number(t.record.lockVersion) + QStringLiteral("</td></tr><tr><td>created</td><td>") +
-             when(t.record.createdAt) + QStringLiteral("</td></tr><tr><td>updated</td><td>") +
-             when(t.record.updatedAt) + QStringLiteral("</td></tr><tr><td>expires</td><td>") +
-             when(t.record.expireAt) + QStringLiteral("</td></tr></table>");
-    }
-    const auto section = [&](const char* title, Lane lane) {
-        h += QStringLiteral("<h3>") + QString::fromUtf8(title) +
-             QStringLiteral("</h3><table cellspacing=0 cellpadding=2>");
-        int n = 0;
-        for (const TimelineEntry& e : t.entries) {
-            if (e.lane != lane)
-                continue;
-            ++n;
-            h += QStringLiteral("<tr><td><tt>") + when(e.at) + QStringLiteral("</tt></td><td>") +
-                 esc(e.text) + QStringLiteral("</td></tr>");
-        }
-        if (!n)
-            h += QStringLiteral("<tr><td>none</td></tr>");
-        h += QStringLiteral("</table>");
-    };
-    section("Attempts", Lane::Attempt);
-    section("Receipts", Lane::Receipt);
-    section("Caller events", Lane::CallerView);
+             (a.open ? QString() : QStringLiteral("(resolved) ")) + esc(a.summary) +
+             QStringLiteral("</p>");
+    h += callTablesHtml(d.timeline, d.diagnosis, nullptr, style);
     if (!d.message.empty())
         h += QStringLiteral("<p><i>") + esc(d.message) + QStringLiteral("</i></p>");
     return h;

@@ -1,5 +1,6 @@
 #include "views/report_renderer.h"
 
+#include "views/call_html.h"
 #include "views/palette.h"
 #include "views/timeline_painter.h"
 
@@ -113,66 +114,17 @@ QString callHeadHtml(const ReportCall& c) {
     QString h = QStringLiteral("<h2>callId ") + esc(t.callId) + QStringLiteral("</h2>");
     if (!t.bizNo.empty())
         h += QStringLiteral("<p>bizNo ") + esc(t.bizNo) + QStringLiteral("</p>");
-    h += QStringLiteral("<p><b>Diagnosis:</b> ") + esc(c.diagnosis.verdict) + QStringLiteral("</p><ol>");
-    for (const DiagnosisStep& s : c.diagnosis.steps)
-        h += QStringLiteral("<li>") + esc(s.question) + QStringLiteral(" ") +
-             (s.decisive ? QStringLiteral("<b>") + esc(s.answer) + QStringLiteral("</b> (decisive)") : esc(s.answer)) +
-             QStringLiteral("</li>");
-    h += QStringLiteral("</ol>");
-    if (!c.diagnosis.siblingCallIds.empty()) {
-        QStringList ids;
-        for (const auto& id : c.diagnosis.siblingCallIds)
-            ids << esc(id);
-        h += QStringLiteral("<p>Sibling callIds: ") + ids.join(QStringLiteral(", ")) + QStringLiteral("</p>");
-    }
-    return h;
+    return h + diagnosisHtml(c.diagnosis, CallHtmlStyle{true, {}});
 }
 
-QString callTablesHtml(const ReportCall& c) {
-    const CallTimeline& t = c.timeline;
-    QString h = QStringLiteral("<h3>Evidence</h3><table class=grid><tr><th>time</th><th>callId</th><th>event</th></tr>");
-    if (c.diagnosis.evidence.empty())
-        h += QStringLiteral("<tr><td colspan=3>none</td></tr>");
-    for (const Evidence& e : c.diagnosis.evidence)
-        h += QStringLiteral("<tr><td>") + when(e.at) + QStringLiteral("</td><td>") + esc(e.callId) +
-             QStringLiteral("</td><td>") + esc(e.what) + QStringLiteral("</td></tr>");
-    h += QStringLiteral("</table><h3>Record</h3>");
-    if (!t.record.present) {
-        h += QStringLiteral("<p>no record</p>");
-    } else {
-        h += QStringLiteral("<table class=grid><tr><th>status</th><th>request digest</th><th>first source</th>"
-                            "<th>lock_version</th><th>created</th><th>updated</th><th>expires</th></tr><tr><td>") +
-             esc(t.record.status) + QStringLiteral("</td><td class=digest>") + esc(t.record.digest) +
-             QStringLiteral("</td><td>") + esc(t.record.firstSource) + QStringLiteral("</td><td>") +
-             QString::number(t.record.lockVersion) + QStringLiteral("</td><td>") + when(t.record.createdAt) +
-             QStringLiteral("</td><td>") + when(t.record.updatedAt) + QStringLiteral("</td><td>") +
-             when(t.record.expireAt) + QStringLiteral("</td></tr></table>");
-        h += QStringLiteral("<p>result_snapshot: <tt>") + esc(c.resultSnapshot) + QStringLiteral("</tt></p>");
-    }
-    const auto lane = [&](const char* title, Lane l) {
-        h += QStringLiteral("<h3>") + QString::fromUtf8(title) +
-             QStringLiteral("</h3><table class=grid><tr><th>time</th><th>event</th></tr>");
-        int n = 0;
-        for (const TimelineEntry& e : t.entries)
-            if (e.lane == l) {
-                ++n;
-                h += QStringLiteral("<tr><td>") + when(e.at) + QStringLiteral("</td><td>") + esc(e.text) +
-                     QStringLiteral("</td></tr>");
-            }
-        if (!n)
-            h += QStringLiteral("<tr><td colspan=2>none</td></tr>");
-        h += QStringLiteral("</table>");
-    };
-    lane("Attempts", Lane::Attempt);
-    lane("Receipts", Lane::Receipt);
-    lane("Caller events", Lane::CallerView);
-    return h;
+QString reportTablesHtml(const ReportCall& c) {
+    return callTablesHtml(c.timeline, c.diagnosis, &c.resultSnapshot, CallHtmlStyle{true, {}});
 }
 
 const char* kPrintCss =
     "h1{font-size:16pt;} h2{font-size:13pt;margin-top:8px;} h3{font-size:10pt;margin-top:6px;}"
     "table.grid{border-collapse:collapse;} table.grid td, table.grid th{border:1px solid #bbb;"
-    "padding:2px 4px;font-size:7.5pt;} th{background:#eee;text-align:left;} td.digest{font-size:6.5pt;}"
+    "padding:2px 4px;font-size:7.5pt;} th{background:#eee;text-align:left;} .digest{font-size:6.5pt;}"
     "table.meta td{padding:1px 6px;font-size:9pt;} p, li{font-size:9pt;}";
 
 // ---- PDF: blocks laid out down the page, a header and page numbers ----
@@ -325,7 +277,7 @@ bool paintPdf(const Report& r, QIODevice* device, QString& error, const ReportPr
         flow.newPage();
         flow.html(callHeadHtml(r.calls[k]));
         flow.timeline(r.calls[k]);
-        flow.html(callTablesHtml(r.calls[k]), false);
+        flow.html(reportTablesHtml(r.calls[k]), false);
     }
     return true;
 }
@@ -345,7 +297,7 @@ QByteArray reportHtml(const Report& r, QString& error, const ReportProgress& pro
         }
         const ReportCall& c = r.calls[k];
         h += QStringLiteral("<section class=\"call\" id=\"") + esc(c.timeline.callId) + QStringLiteral("\">") +
-             callHeadHtml(c) + timelineSvg(c.timeline, outlinedOf(c), 1000) + callTablesHtml(c) +
+             callHeadHtml(c) + timelineSvg(c.timeline, outlinedOf(c), 1000) + reportTablesHtml(c) +
              QStringLiteral("</section>");
     }
     h += QStringLiteral("</body></html>\n");

@@ -1,0 +1,105 @@
+#include "views/call_html.h"
+
+#include "views/palette.h"
+
+namespace callscope {
+namespace {
+
+QString esc(const std::string& s) { return htmlText(s); }
+QString when(EpochMillis t) {
+    return t == kNoTime ? QStringLiteral("\u2014") : QString::fromStdString(formatIsoMillis(t));
+}
+
+QString tableStart(const CallHtmlStyle& style) {
+    return style.print ? QStringLiteral("<table class=grid>")
+                       : QStringLiteral("<table cellspacing=0 cellpadding=2>");
+}
+
+// A header row, in reports only.
+QString header(const CallHtmlStyle& style, std::initializer_list<const char*> names) {
+    if (!style.print)
+        return {};
+    QString h = QStringLiteral("<tr>");
+    for (const char* n : names)
+        h += QStringLiteral("<th>") + QString::fromUtf8(n) + QStringLiteral("</th>");
+    return h + QStringLiteral("</tr>");
+}
+
+QString none(int columns) {
+    return QStringLiteral("<tr><td colspan=%1>none</td></tr>").arg(columns);
+}
+
+} // namespace
+
+QString diagnosisHtml(const Diagnosis& d, const CallHtmlStyle& style) {
+    QString h = QStringLiteral("<p><b>Diagnosis:</b> ") + esc(d.verdict) + QStringLiteral("</p><ol>");
+    for (const DiagnosisStep& s : d.steps)
+        h += QStringLiteral("<li>") + esc(s.question) + QStringLiteral(" ") +
+             (s.decisive ? QStringLiteral("<b>") + esc(s.answer) + QStringLiteral("</b> (decisive)")
+                         : esc(s.answer)) +
+             QStringLiteral("</li>");
+    h += QStringLiteral("</ol>");
+    if (!d.siblingCallIds.empty()) {
+        QStringList ids;
+        for (const std::string& id : d.siblingCallIds)
+            ids << (style.callId ? style.callId(id) : esc(id));
+        h += QStringLiteral("<p>Sibling callIds (the same request under another key): ") +
+             ids.join(QStringLiteral(", ")) + QStringLiteral("</p>");
+    }
+    return h;
+}
+
+QString callTablesHtml(const CallTimeline& t, const Diagnosis& d,
+                       const std::string* resultSnapshot, const CallHtmlStyle& style) {
+    QString h = QStringLiteral("<h3>Evidence</h3>") + tableStart(style) +
+                header(style, {"time", "callId", "event"});
+    if (d.evidence.empty())
+        h += none(3);
+    for (const Evidence& e : d.evidence)
+        h += QStringLiteral("<tr><td><tt>") + when(e.at) + QStringLiteral("</tt></td><td>") +
+             esc(e.callId) + QStringLiteral("</td><td>") + esc(e.what) + QStringLiteral("</td></tr>");
+    h += QStringLiteral("</table><h3>Server record</h3>");
+    if (!t.record.present) {
+        h += QStringLiteral("<p>no record</p>");
+    } else {
+        const auto row = [&](const char* name, const QString& value) {
+            h += QStringLiteral("<tr><td>") + QString::fromUtf8(name) + QStringLiteral("</td><td>") +
+                 value + QStringLiteral("</td></tr>");
+        };
+        h += tableStart(style);
+        row("status", QStringLiteral("<b>") + esc(t.record.status) + QStringLiteral("</b>"));
+        row("request digest", (style.print ? QStringLiteral("<span class=digest>")
+                                           : QStringLiteral("<tt>")) +
+                                  esc(t.record.digest) +
+                                  (style.print ? QStringLiteral("</span>") : QStringLiteral("</tt>")));
+        row("first source", esc(t.record.firstSource));
+        row("lock_version", QString::number(t.record.lockVersion));
+        row("created", when(t.record.createdAt));
+        row("updated", when(t.record.updatedAt));
+        row("expires", when(t.record.expireAt));
+        if (resultSnapshot)
+            row("result_snapshot", QStringLiteral("<tt>") + esc(*resultSnapshot) +
+                                       QStringLiteral("</tt>"));
+        h += QStringLiteral("</table>");
+    }
+    const auto lane = [&](const char* title, Lane l) {
+        h += QStringLiteral("<h3>") + QString::fromUtf8(title) + QStringLiteral("</h3>") +
+             tableStart(style) + header(style, {"time", "event"});
+        int n = 0;
+        for (const TimelineEntry& e : t.entries)
+            if (e.lane == l) {
+                ++n;
+                h += QStringLiteral("<tr><td><tt>") + when(e.at) + QStringLiteral("</tt></td><td>") +
+                     esc(e.text) + QStringLiteral("</td></tr>");
+            }
+        if (!n)
+            h += none(2);
+        h += QStringLiteral("</table>");
+    };
+    lane("Attempts", Lane::Attempt);
+    lane("Receipts", Lane::Receipt);
+    lane("Caller events", Lane::CallerView);
+    return h;
+}
+
+} // namespace callscope

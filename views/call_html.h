@@ -1,0 +1,34 @@
+#pragma once
+// One call's details as HTML, written once for the drill-down and the
+// reports: the diagnosis, its evidence, the server record and each lane's
+// events. Every string from data goes through htmlText.
+#include "models/diagnosis.h"
+#include "models/timeline.h"
+
+#include <QString>
+
+#include <functional>
+#include <string>
+
+namespace callscope {
+
+struct CallHtmlStyle {
+    // Reports: bordered tables with header rows (class "grid"); on screen,
+    // plain tables.
+    bool print = false;
+    // How a sibling callId is written: a link that opens it on screen, the
+    // escaped id in a report.
+    std::function<QString(const std::string& callId)> callId;
+};
+
+// The verdict, each question with its answer (the decisive one in bold) and
+// the sibling callIds.
+QString diagnosisHtml(const Diagnosis& diagnosis, const CallHtmlStyle& style);
+
+// The evidence that decided the diagnosis, the server record (with the
+// result snapshot when one is given) and the attempts, receipts and caller
+// events in time order.
+QString callTablesHtml(const CallTimeline& timeline, const Diagnosis& diagnosis,
+                       const std::string* resultSnapshot, const CallHtmlStyle& style);
+
+} // namespace callscope
