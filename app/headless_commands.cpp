@@ -246,6 +246,8 @@ int runWatchCommand(const WatchOptions& options) {
         print(c);
     printSourceFacts("watch", monitor);
     monitor.startFollowing();
+    std::cerr << "callscope watch: window since " << formatIsoMillis(*since)
+              << " loaded; following live\n";
     auto lastRetention = std::chrono::steady_clock::now();
     while (!g_stop) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));

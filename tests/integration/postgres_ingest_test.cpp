@@ -42,6 +42,21 @@ struct CollectingSink : ObservationSink {
             rejected.push_back(r);
         changed.notify_all();
     }
+    int polls = 0; // reads of the tables the follower has finished
+    void recordCoverage(EpochMillis) override {
+        std::lock_guard lock(mutex);
+        ++polls;
+        changed.notify_all();
+    }
+    // Waits until the follower has read the tables `n` more times.
+    bool waitPolls(int n) {
+        int from;
+        {
+            std::lock_guard lock(mutex);
+            from = polls;
+        }
+        return waitFor([&] { return polls >= from + n; });
+    }
     void health(const SourceHealth& h) override {
         std::lock_guard lock(mutex);
         healthy += h.connected;
@@ -346,7 +361,7 @@ TEST(PostgresIngest, AttemptsAreReReadOnlyWhileTheyCanStillFinish) {
         // Following starts with one look-back over clock_skew (the store
         // knows rows it has by id), then reads only what arrives.
         ASSERT_TRUE(sink.waitFor([&] { return sink.attempts.size() >= 600; }, 20s));
-        std::this_thread::sleep_for(1500ms); // about fifteen polls
+        ASSERT_TRUE(sink.waitPolls(15));
         EXPECT_EQ(delivered(sink), 600u) << "attempts delivered again while following";
     }
     {
@@ -365,9 +380,9 @@ TEST(PostgresIngest, AttemptsAreReReadOnlyWhileTheyCanStillFinish) {
         ASSERT_TRUE(sink.waitFor([&] { return finished() >= 150; }, 20s)) << finished();
         exec(s.dsn, "UPDATE att SET finished_at = now() WHERE id % 2 = 1");
         ASSERT_TRUE(sink.waitFor([&] { return finished() >= 300; }, 20s)) << finished();
-        std::this_thread::sleep_for(500ms); // all finished: nothing is re-read any more
+        ASSERT_TRUE(sink.waitPolls(3)); // all finished: nothing is re-read any more
         const std::size_t settled = delivered(sink);
-        std::this_thread::sleep_for(1000ms);
+        ASSERT_TRUE(sink.waitPolls(10));
         EXPECT_EQ(delivered(sink), settled);
     }
 }

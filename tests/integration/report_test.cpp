@@ -43,6 +43,7 @@ const Fixture& fixture() {
         const TempFile truth("report-truth.jsonl");
         o.truthPath = truth.path;
         const SimResult r = runSimulation(x->stack.config, o);
+        const EpochMillis end = nowMillis();
         if (!r.ok)
             throw std::runtime_error(r.error);
         x->truth = readAnomalyLines(readFile(truth.path));
@@ -59,7 +60,7 @@ const Fixture& fixture() {
         for (const auto& [id, rec] : x->data.records)
             if (!x->faulted.count(id) && x->clean.size() < 20)
                 x->clean.insert(id);
-        std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+        waitPast(end + 1200); // past every 1 s threshold
         return x;
     }();
     return *f;

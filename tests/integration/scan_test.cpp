@@ -40,8 +40,9 @@ Simulated simulateAllKinds(const std::string& name, double rate = 0.04) {
     const SimResult r = runSimulation(s.stack.config, o);
     if (!r.ok)
         throw std::runtime_error("simulation failed: " + r.error);
+    const EpochMillis end = nowMillis();
     s.truth = readAnomalyLines(readFile(truth.path));
-    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    waitPast(end + 1200); // past every 1 s threshold
     return s;
 }
 

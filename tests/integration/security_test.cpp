@@ -49,7 +49,7 @@ const Secured& secured() {
         if (!r.ok)
             throw std::runtime_error(r.error);
         // Past every threshold (1 s) and grace: what any later scan finds is final.
-        std::this_thread::sleep_for(std::chrono::seconds(3));
+        waitPast(nowMillis() + 1200);
         pqxx::connection c(x->stack.dsn);
         pqxx::work w(c);
         x->someCallId = w.exec1("SELECT call_id FROM idempotent_record LIMIT 1")[0].as<std::string>();

@@ -22,6 +22,7 @@ struct SimRun {
     SimData data;
     Situations truth;
     Situations found;
+    EpochMillis end = 0; // when the simulator had drained
 };
 
 SimRun simulate(const std::string& name, SimOptions opt) {
@@ -32,6 +33,7 @@ SimRun simulate(const std::string& name, SimOptions opt) {
     opt.callerTopic = stack.callerTopic;
     opt.truthPath = tempPath(name + "-truth.jsonl");
     run.result = runSimulation(stack.config, opt);
+    run.end = nowMillis();
     if (!run.result.ok)
         return run;
     run.truth = readAnomalyLines(readFile(opt.truthPath));
@@ -54,7 +56,7 @@ SimOptions shortRun() {
 // `callscope scan --json` over the run, with thresholds short enough that
 // every situation has passed them (the simulator drained before returning).
 Situations scan(const SimRun& run) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1200));
+    waitPast(run.end + 1200); // past every 1 s threshold
     const TempFile config("scan.toml", readFile(run.stack.writeConfig(
                                            "[detect]\nstuck_after = \"1s\"\nreceipt_grace = "
                                            "\"1s\"\ncaller_alert_after = \"1s\"\n")));

@@ -37,7 +37,7 @@ const TestStack& simulated() {
         const SimResult r = runSimulation(x->config, o);
         if (!r.ok)
             throw std::runtime_error(r.error);
-        std::this_thread::sleep_for(std::chrono::seconds(2)); // past every 1 s threshold
+        waitPast(nowMillis() + 1200); // past every 1 s threshold
         return x;
     }();
     return *s;

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <csignal>
 #include <stdexcept>
+#include <thread>
+#include <chrono>
 #include <vector>
 
 #include <sys/wait.h>
@@ -142,6 +144,21 @@ CommandResult runCommand(const std::string& commandLine) {
     std::remove(out.c_str());
     std::remove(err.c_str());
     return r;
+}
+
+void waitPast(EpochMillis t) {
+    while (nowMillis() <= t)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+bool pollUntil(const std::function<bool()>& done, int limitMs) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(limitMs);
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > deadline)
+            return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return true;
 }
 
 std::size_t countOf(const std::string& text, const std::string& needle) {

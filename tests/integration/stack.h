@@ -2,7 +2,9 @@
 // The real PostgreSQL and Kafka that scripts/stack started (found through its
 // environment). Each test gets a database and topics of its own.
 #include "connectors/config.h"
+#include "models/timestamp.h"
 
+#include <functional>
 #include <string>
 
 namespace callscope::test {
@@ -64,6 +66,14 @@ CommandResult runUntil(const std::string& commandLine, const std::string& needle
                        std::size_t count, int limitSeconds = 60);
 
 std::string readFile(const std::string& path);
+
+// Waits until the wall clock has passed `t` (e.g. the end of the simulated
+// data plus a detection threshold): what a later scan judges is then final.
+void waitPast(EpochMillis t);
+
+// Waits until `done()` holds, checking every 50 ms for at most `limitMs`;
+// returns whether it holds.
+bool pollUntil(const std::function<bool()>& done, int limitMs);
 
 // How many times `needle` occurs in `text` (e.g. anomaly lines of --json output).
 std::size_t countOf(const std::string& text, const std::string& needle);

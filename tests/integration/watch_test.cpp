@@ -85,7 +85,10 @@ TEST(Watch, SurvivesPostgresAndKafkaRestartsWithNothingLostOrDoubled) {
     const TempFile out("watch.out"), err("watch.err");
     Child watch(callscopeBinary() + " watch --config " + config.path + " --since 1m --json",
                 out.path, err.path);
-    std::this_thread::sleep_for(std::chrono::seconds(3));
+    ASSERT_TRUE(pollUntil([&] { return readFile(err.path).find("following live") !=
+                                       std::string::npos; },
+                          60'000))
+        << readFile(err.path);
 
     Situations truth;
     const auto run = [&](int seed) {
@@ -100,6 +103,7 @@ TEST(Watch, SurvivesPostgresAndKafkaRestartsWithNothingLostOrDoubled) {
     run(12);
     restartService("kafka");
     run(13);
+    const EpochMillis end = nowMillis();
     // Past every threshold, the watch has reported everything; a lost message
     // would never show, so give up after a generous minute.
     std::map<std::string, int> opened;
@@ -128,13 +132,11 @@ TEST(Watch, SurvivesPostgresAndKafkaRestartsWithNothingLostOrDoubled) {
             EXPECT_NE(change, "resolved") << line;
         }
     };
-    std::this_thread::sleep_for(std::chrono::seconds(6));
-    for (int i = 0; i < 30; ++i) {
+    waitPast(end + 5000); // past every 4 s threshold: each anomaly has opened (once)
+    pollUntil([&] {
         collect();
-        if (openedSet == truth)
-            break;
-        std::this_thread::sleep_for(std::chrono::seconds(2));
-    }
+        return openedSet == truth;
+    }, 60'000);
     EXPECT_EQ(watch.terminate(), 0);
     collect();
     const std::string errors = readFile(err.path);
