@@ -12,7 +12,9 @@ namespace {
 
 // Everything printed that comes from the config, the database or a message
 // goes through this: control characters and escapes are shown, never sent.
-std::string shown(std::string_view text) { return visibleText(text); }
+std::string shown(std::string_view text) {
+    return visibleText(text);
+}
 
 std::string thousands(std::int64_t n) {
     std::string digits = std::to_string(n < 0 ? -n : n), out;
@@ -24,7 +26,9 @@ std::string thousands(std::int64_t n) {
     return (n < 0 ? "-" : "") + out;
 }
 
-std::string when(EpochMillis t) { return t == kNoTime ? "-" : formatIsoMillis(t); }
+std::string when(EpochMillis t) {
+    return t == kNoTime ? "-" : formatIsoMillis(t);
+}
 
 std::string shortDigest(const std::string& d) {
     return d.size() > 12 ? shown(d.substr(0, 12)) + "\u2026" : shown(d);
@@ -76,8 +80,8 @@ void printRelation(const PostgresCheck::Relation& rel, Tally& tally) {
         std::cout << "    " << (a.indexed ? "indexed  " : "NO INDEX ") << a.what << "\n"
                   << "             " << (a.plan.empty() ? "(no plan)" : shown(a.plan)) << '\n';
         if (!a.indexed && !a.plan.empty())
-            tally.warning(rel.key + " " + a.what.substr(0, a.what.find(':')) +
-                          " scans the whole " + rel.kind + "; add " + a.advice);
+            tally.warning(rel.key + " " + a.what.substr(0, a.what.find(':')) + " scans the whole " +
+                          rel.kind + "; add " + a.advice);
     }
     if (rel.writable)
         tally.warning("the role may write " + rel.name +
@@ -116,9 +120,9 @@ void checkPostgres(const Config& config, int sample, Tally& tally) {
         return;
     const ObservationBatch& s = found.sample;
     std::cout << "  sample: " << s.records.size() << " newest records"
-              << (config.readsAttempts() ? ", " + std::to_string(s.attempts.size()) +
-                                               " newest attempts"
-                                         : std::string())
+              << (config.readsAttempts()
+                      ? ", " + std::to_string(s.attempts.size()) + " newest attempts"
+                      : std::string())
               << " decoded, " << s.rejected.size() << " rejected\n";
     for (const RecordObservation& r : s.records)
         std::cout << "    record " << shown(r.callId) << "  " << toString(r.status) << "  updated "
@@ -206,8 +210,9 @@ KafkaFound checkKafka(const Config& config, int sample, Tally& tally) {
               << " rejected"
               << (found.keysChecked > 0
                       ? ", " + std::to_string(found.keysChecked - found.keysElsewhere) + " of " +
-                            std::to_string(found.keysChecked) + " keys where the partitioner puts "
-                                                                "them"
+                            std::to_string(found.keysChecked) +
+                            " keys where the partitioner puts "
+                            "them"
                       : std::string())
               << '\n';
     std::size_t n = 0;

@@ -56,8 +56,8 @@ public:
     std::string make_expanded(const CLI::App* sub) const override {
         std::stringstream out;
         // help2man makes "Heading:" followed at once by indented lines a subsection.
-        std::string head = make_usage(sub, "callscope " + sub->get_name()) + "\n" +
-                           sub->get_description();
+        std::string head =
+            make_usage(sub, "callscope " + sub->get_name()) + "\n" + sub->get_description();
         std::string indented = "  ";
         for (const char c : head)
             indented += c == '\n' ? std::string("\n  ") : std::string(1, c);
@@ -73,7 +73,9 @@ public:
 };
 
 // A range check whose text stays out of the help (the help says it in words).
-CLI::Validator quiet(CLI::Validator v) { return v.description(""); }
+CLI::Validator quiet(CLI::Validator v) {
+    return v.description("");
+}
 
 // Value checks, one per kind of value; they name the option on failure.
 CLI::Validator durationValue() {
@@ -81,7 +83,8 @@ CLI::Validator durationValue() {
         [](std::string& s) -> std::string {
             return parseDuration(s) ? std::string()
                                     : "expected a duration such as 500ms, 30s, 5m, 2h or 7d, "
-                                      "got \"" + s + "\"";
+                                      "got \"" +
+                                          s + "\"";
         },
         "", "duration");
 }
@@ -102,7 +105,8 @@ CLI::Validator timeValue() {
         [](std::string& s) -> std::string {
             return parseWhen(s, nowMillis()) ? std::string()
                                              : "expected a duration before now such as 1h, or "
-                                               "an ISO-8601 time, got \"" + s + "\"";
+                                               "an ISO-8601 time, got \"" +
+                                                   s + "\"";
         },
         "", "time");
 }
@@ -111,8 +115,9 @@ CLI::Validator kindValue() {
     return CLI::Validator(
         [](std::string& s) -> std::string {
             return anomalyKindFromName(s) ? std::string()
-                                          : "unknown kind \"" + s + "\" (the kinds are listed "
-                                            "in the help)";
+                                          : "unknown kind \"" + s +
+                                                "\" (the kinds are listed "
+                                                "in the help)";
         },
         "", "kind");
 }
@@ -204,7 +209,8 @@ void defineScan(CLI::App& app, ScanOptions& o) {
     s->description("Reads the window from PostgreSQL and Kafka (seeking by timestamp), runs every\n"
                    "detection, prints the anomalies and a summary, and exits.");
     addConfig(s, o.config);
-    s->add_option("--since", o.since, "start of the window: a duration ago (1h) or an ISO-8601 time")
+    s->add_option("--since", o.since,
+                  "start of the window: a duration ago (1h) or an ISO-8601 time")
         ->required()
         ->check(timeValue())
         ->type_name("T");
@@ -219,7 +225,8 @@ void defineWatch(CLI::App& app, WatchOptions& o) {
     s->description("Follows PostgreSQL and Kafka live and prints every anomaly when it opens,\n"
                    "changes or resolves; source health changes go to stderr. Ctrl+C stops.");
     addConfig(s, o.config);
-    s->add_option("--since", o.since, "also judge what happened since then: a duration ago or a time")
+    s->add_option("--since", o.since,
+                  "also judge what happened since then: a duration ago or a time")
         ->check(timeValue())
         ->type_name("T")
         ->capture_default_str();
@@ -228,12 +235,14 @@ void defineWatch(CLI::App& app, WatchOptions& o) {
 
 void defineInspect(CLI::App& app, InspectOptions& o) {
     auto* s = addSubcommand(app, "inspect", "one callId's timeline and diagnosis");
-    s->description("Prints one callId's merged timeline (server record and caller view, attempts,\n"
-                   "receipts), its anomalies and the diagnosis. A callId not in the window is read\n"
-                   "by key, and from the one partition per topic its key hashes to.");
+    s->description(
+        "Prints one callId's merged timeline (server record and caller view, attempts,\n"
+        "receipts), its anomalies and the diagnosis. A callId not in the window is read\n"
+        "by key, and from the one partition per topic its key hashes to.");
     s->add_option("callId", o.callId, "the callId to inspect")->required()->type_name("CALLID");
     addConfig(s, o.config);
-    s->add_option("--since", o.since, "load this window first (finds key-rotation siblings by bizNo)")
+    s->add_option("--since", o.since,
+                  "load this window first (finds key-rotation siblings by bizNo)")
         ->check(timeValue())
         ->type_name("T");
     s->add_flag("--json", o.json, "one JSON object instead of text");
@@ -315,7 +324,8 @@ void defineSim(CLI::App& app, SimCommandOptions& o) {
          {std::tuple{"--callers", &sim.callers, "caller instances order-api-1..N"},
           std::tuple{"--servers", &sim.servers, "server instances pay-svc-1..N"},
           std::tuple{"--workers", &sim.workersPerServer, "request workers per server"},
-          std::tuple{"--partitions", &sim.partitions, "partitions of topics the simulator creates"}})
+          std::tuple{"--partitions", &sim.partitions,
+                     "partitions of topics the simulator creates"}})
         s->add_option(name, *field, help)
             ->check(quiet(CLI::Range(1, 100000)))
             ->type_name("N")
@@ -342,7 +352,8 @@ void defineSim(CLI::App& app, SimCommandOptions& o) {
     addDuration(s, "--request-timeout", sim.requestTimeout, "the callers' request timeout");
     addDuration(s, "--stale-timeout", sim.staleTimeout, "the servers' stale PROCESSING timeout");
     addDuration(s, "--record-ttl", sim.recordTtl, "the idempotency window, expire_at - created_at");
-    addDuration(s, "--drain-timeout", sim.drainTimeout, "how long to wait for open calls at the end");
+    addDuration(s, "--drain-timeout", sim.drainTimeout,
+                "how long to wait for open calls at the end");
     s->add_option("--work-scale", sim.workScale,
                   "scale the servers' simulated work, e.g. 0.02 for bulk data")
         ->check(quiet(CLI::Range(0.0, 100.0)))
@@ -433,19 +444,27 @@ std::string bashCompletion(const CLI::App& app) {
            "    sub=\n"
            "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
            "        case ${COMP_WORDS[i]} in\n"
-           "            " + [&] {
+           "            " +
+           [&] {
                std::string alt = subs;
                std::replace(alt.begin(), alt.end(), ' ', '|');
                return alt;
-           }() + ") sub=${COMP_WORDS[i]}; break ;;\n"
+           }() +
+           ") sub=${COMP_WORDS[i]}; break ;;\n"
            "        esac\n"
            "    done\n"
-           "    case \"$sub:$prev\" in\n" + values +
+           "    case \"$sub:$prev\" in\n" +
+           values +
            "    esac\n"
            "    case $sub in\n"
-           "        \"\") words=\"" + subs + " --help --help-all --version\" ;;\n"
-           "        help) words=\"" + subs + "\" ;;\n"
-           "        completion) words=\"bash\" ;;\n" + options +
+           "        \"\") words=\"" +
+           subs +
+           " --help --help-all --version\" ;;\n"
+           "        help) words=\"" +
+           subs +
+           "\" ;;\n"
+           "        completion) words=\"bash\" ;;\n" +
+           options +
            "    esac\n"
            "    mapfile -t COMPREPLY < <(compgen -W \"$words\" -- \"$cur\")\n"
            "}\n"

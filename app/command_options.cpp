@@ -42,6 +42,8 @@ std::optional<Config> loadConfigOrReport(const std::optional<std::string>& path)
     return std::move(r.config);
 }
 
-std::string_view callscopeVersion() { return CALLSCOPE_VERSION; }
+std::string_view callscopeVersion() {
+    return CALLSCOPE_VERSION;
+}
 
 } // namespace callscope

@@ -5,7 +5,6 @@
 
 #include <QTimer>
 
-
 #include <algorithm>
 #include <set>
 #include <unordered_map>
@@ -23,14 +22,16 @@ DashboardBackend::DashboardBackend(const Config& config, MonitorOptions options,
     for (const auto& [kind, reason] : detectionsOff(sourcesOf(config)))
         off += "\n" + std::string(toString(kind)) + " is off: " + reason;
     if (!config.readsKafka())
-        m_sources["kafka"] = {"kafka", false, "", kNoTime, 0,
-                              "not read: no receipt or caller event topics are configured" + off,
-                              false};
+        m_sources["kafka"] = {
+            "kafka", false, "",
+            kNoTime, 0,     "not read: no receipt or caller event topics are configured" + off,
+            false};
     if (!config.readsPostgres())
-        m_sources["postgres"] = {"postgres", false, "", kNoTime, 0,
-                                 "not read: PostgreSQL is disabled ([postgres] enabled = false)" +
-                                     off,
-                                 false};
+        m_sources["postgres"] = {
+            "postgres", false,
+            "",         kNoTime,
+            0,          "not read: PostgreSQL is disabled ([postgres] enabled = false)" + off,
+            false};
 }
 
 DashboardBackend::~DashboardBackend() {

@@ -53,11 +53,11 @@ public:
             if (guard) // cancelling touches only an atomic: no need to wait for the thread
                 guard->cancelCall();
         });
-        m_cancelReport = QObject::connect(m_window, &MainWindow::cancelReportRequested, m_window,
-                                          [guard] {
-                                              if (guard)
-                                                  guard->cancelReport();
-                                          });
+        m_cancelReport =
+            QObject::connect(m_window, &MainWindow::cancelReportRequested, m_window, [guard] {
+                if (guard)
+                    guard->cancelReport();
+            });
         m_thread->start();
     }
 

@@ -40,8 +40,7 @@ QString sourcesText(const Config& c) {
 namespace {
 
 // Waits (running the event loop) until `done` or the timeout.
-template <typename Done>
-bool waitFor(Done done, int timeoutMs) {
+template <typename Done> bool waitFor(Done done, int timeoutMs) {
     QElapsedTimer t;
     t.start();
     while (!done() && t.elapsed() < timeoutMs)
@@ -86,8 +85,11 @@ int takeScreenshots(MainWindow& w, const QString& dir) {
     if (best >= 0) {
         const Anomaly& a = model->anomaly(best);
         w.openCall(QString::fromStdString(a.callIds.back()));
-        waitFor([&] { return w.drilldown()->currentCallId() == QString::fromStdString(a.callIds.back()); },
-                20'000);
+        waitFor(
+            [&] {
+                return w.drilldown()->currentCallId() == QString::fromStdString(a.callIds.back());
+            },
+            20'000);
     }
     ok = ok && save(MainWindow::DrilldownTab, "drilldown.png");
     return ok ? ExitOk : ExitRuntime;
@@ -159,15 +161,14 @@ int runDashboard(const Config& config, const QString& configPath, MonitorOptions
     if (!configPath.isEmpty()) {
         window.setConfigPath(configPath);
         // File > Open config and Recent: the same monitor on another config.
-        QObject::connect(&window, &MainWindow::configRequested, &window,
-                         [&](const QString& path) {
-                             if (auto c = loadConfigShown(path, &window)) {
-                                 dashboard.setConfig(*c);
-                                 window.setSources(sourcesText(*c));
-                                 window.setDeployment(sourcesOf(*c));
-                                 window.setConfigPath(path);
-                             }
-                         });
+        QObject::connect(&window, &MainWindow::configRequested, &window, [&](const QString& path) {
+            if (auto c = loadConfigShown(path, &window)) {
+                dashboard.setConfig(*c);
+                window.setSources(sourcesText(*c));
+                window.setDeployment(sourcesOf(*c));
+                window.setConfigPath(path);
+            }
+        });
     }
     dashboard.start(since);
     window.show();

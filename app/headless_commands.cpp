@@ -20,11 +20,15 @@ namespace callscope {
 namespace {
 
 std::atomic<bool> g_stop{false};
-extern "C" void onStopSignal(int) { g_stop = true; }
+extern "C" void onStopSignal(int) {
+    g_stop = true;
+}
 
 // Every string from a table, a message or a server's error text goes to the
 // terminal through this: control characters and escapes are shown, never sent.
-std::string shown(std::string_view text) { return visibleText(text); }
+std::string shown(std::string_view text) {
+    return visibleText(text);
+}
 
 int sourceError(const std::string& command, const SourceError& e) {
     std::cerr << "callscope " << command << ": " << shown(e.what()) << '\n';
@@ -124,15 +128,17 @@ std::string readableAnomaly(const Anomaly& a) {
     return out;
 }
 
-bool severer(const Anomaly* a, const Anomaly* b) { return moreSevere(*a, *b); }
+bool severer(const Anomaly* a, const Anomaly* b) {
+    return moreSevere(*a, *b);
+}
 
 } // namespace
 
 void printSourceFacts(const char* command, Monitor& m) {
     for (const SourceHealth& h : m.healthChanges())
         if (!h.note.empty())
-            std::cerr << "callscope " << command << ": " << shown(h.source) << ": "
-                      << shown(h.note) << '\n';
+            std::cerr << "callscope " << command << ": " << shown(h.source) << ": " << shown(h.note)
+                      << '\n';
     const auto off = detectionsOff(m.engine().sources());
     if (off.empty())
         return;
@@ -182,8 +188,8 @@ int runScanCommand(const ScanOptions& options) {
         std::cout << summaryLine(monitor) << '\n';
     } else {
         std::cout << (list.empty() ? "no anomalies" : std::to_string(list.size()) + " anomalies")
-                  << " in " << formatIsoMillis(*since) << " .. " << formatIsoMillis(*until)
-                  << "\n" << summaryLine(monitor) << '\n';
+                  << " in " << formatIsoMillis(*since) << " .. " << formatIsoMillis(*until) << "\n"
+                  << summaryLine(monitor) << '\n';
     }
     printRejects(monitor.rejects());
     printGaps(monitor.gaps());
@@ -260,7 +266,7 @@ int runWatchCommand(const WatchOptions& options) {
         }
         for (const SourceHealth& h : monitor.healthChanges())
             std::cerr << "callscope watch: " << shown(h.source) << " "
-                      << shown(!h.connected       ? "DOWN: " + h.lastError
+                      << shown(!h.connected     ? "DOWN: " + h.lastError
                                : h.note.empty() ? std::string("connected")
                                                 : h.note)
                       << std::endl;
@@ -277,8 +283,8 @@ int runWatchCommand(const WatchOptions& options) {
                                   ? ", " + std::to_string(after.anomalies - before.anomalies) +
                                         " oldest anomalies forgotten"
                                   : std::string())
-                          << "; the store now holds " << after.storeBytes / (1024 * 1024)
-                          << " MiB" << std::endl;
+                          << "; the store now holds " << after.storeBytes / (1024 * 1024) << " MiB"
+                          << std::endl;
         }
     }
     monitor.stop();
@@ -343,11 +349,12 @@ int runInspectCommand(const InspectOptions& options) {
               << (t.bizNo.empty() ? "" : "   bizNo " + shown(t.bizNo)) << '\n';
     if (t.record.present)
         std::cout << "record  " << shown(t.record.status) << "  digest "
-                  << shown(shortDigest(t.record.digest))
-                  << "  first_source " << shown(t.record.firstSource) << "  lock_version "
-                  << t.record.lockVersion << "\n        created " << formatIsoMillis(t.record.createdAt)
-                  << "  updated " << formatIsoMillis(t.record.updatedAt) << "  expires "
-                  << (t.record.expireAt == kNoTime ? "?" : formatIsoMillis(t.record.expireAt)) << '\n';
+                  << shown(shortDigest(t.record.digest)) << "  first_source "
+                  << shown(t.record.firstSource) << "  lock_version " << t.record.lockVersion
+                  << "\n        created " << formatIsoMillis(t.record.createdAt) << "  updated "
+                  << formatIsoMillis(t.record.updatedAt) << "  expires "
+                  << (t.record.expireAt == kNoTime ? "?" : formatIsoMillis(t.record.expireAt))
+                  << '\n';
     else
         std::cout << "record  none\n";
     std::cout << "\ntimeline\n";

@@ -1,4 +1,6 @@
 // callscope: one executable, subcommands of SPEC §4 (app/command_line.cpp).
 #include "app/command_line.h"
 
-int main(int argc, char** argv) { return callscope::runCommandLine(argc, argv); }
+int main(int argc, char** argv) {
+    return callscope::runCommandLine(argc, argv);
+}

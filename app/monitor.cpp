@@ -34,7 +34,9 @@ Monitor::Monitor(const Config& config, MonitorOptions options)
       m_kafka(config.kafka, KafkaSourceOptions{options.kafkaFromBeginning}),
       m_engine(thresholdsOf(config), sourcesOf(config)) {}
 
-Monitor::~Monitor() { stop(); }
+Monitor::~Monitor() {
+    stop();
+}
 
 void Monitor::connect() {
     if (m_config.readsPostgres())
@@ -111,8 +113,8 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
             // Shown like a health change: watch prints it, the dashboard shows it.
             std::lock_guard lock(m_mutex);
             m_health.push_back({"kafka", true, "", now, 0,
-                                std::to_string(g.lost()) + " messages of " + g.where + " (offsets " +
-                                    std::to_string(g.fromOffset) + "-" +
+                                std::to_string(g.lost()) + " messages of " + g.where +
+                                    " (offsets " + std::to_string(g.fromOffset) + "-" +
                                     std::to_string(g.toOffset - 1) +
                                     ") were deleted by retention before they were read"});
         }
@@ -231,8 +233,8 @@ std::size_t Monitor::applyRetention(EpochMillis now, Millis keepResolved) {
     const RetentionPolicy policy{m_config.retention.finishedCalls, m_config.retention.maxCalls,
                                  m_config.retention.maxBytes, m_config.readsPostgres(),
                                  m_config.readsReceipts()};
-    const RetentionResult r = callscope::applyRetention(m_store, m_engine, policy, now,
-                                                        keepResolved);
+    const RetentionResult r =
+        callscope::applyRetention(m_store, m_engine, policy, now, keepResolved);
     m_evictions.anomalies += r.anomaliesForgotten;
     m_evictions.anomalyBytes = m_engine.memoryBytes();
     m_evictions.storeBytes = m_store.memoryBytes() + m_evictions.anomalyBytes;
@@ -254,8 +256,8 @@ std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<b
     if (known != CallStore::npos && (m_store.call(known).hasRecord() || !m_config.readsPostgres()))
         return known;
     // Record and attempts by key...
-    ObservationBatch pg = m_config.readsPostgres() ? m_postgres.fetchCalls({callId}, &cancel)
-                                                   : ObservationBatch{};
+    ObservationBatch pg =
+        m_config.readsPostgres() ? m_postgres.fetchCalls({callId}, &cancel) : ObservationBatch{};
     EpochMillis from = kNoTime, to = kNoTime;
     for (const auto& r : pg.records) {
         from = r.createdAt;

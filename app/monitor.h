@@ -19,7 +19,7 @@
 namespace callscope {
 
 struct MonitorOptions {
-    bool kafkaFromBeginning = false; // the demo's mock cluster
+    bool kafkaFromBeginning = false;        // the demo's mock cluster
     std::int64_t retentionEveryMs = 60'000; // how often live modes apply retention
 };
 
@@ -39,8 +39,8 @@ struct RejectStats {
 struct EvictionStats {
     std::int64_t total = 0;
     std::int64_t overBudget = 0;
-    std::int64_t anomalies = 0; // anomalies forgotten over the budget
-    std::size_t storeBytes = 0; // calls and anomalies, after the last eviction
+    std::int64_t anomalies = 0;   // anomalies forgotten over the budget
+    std::size_t storeBytes = 0;   // calls and anomalies, after the last eviction
     std::size_t anomalyBytes = 0; // the anomalies' part of it
 };
 
@@ -85,7 +85,8 @@ public:
     // not in memory (SPEC §4.3); npos when nothing is known of it.
     std::uint32_t ensureCall(const std::string& callId, const std::atomic<bool>& cancel,
                              ColdFetchStats* stats = nullptr);
-    std::string resultSnapshot(const std::string& callId, const std::atomic<bool>* cancel = nullptr);
+    std::string resultSnapshot(const std::string& callId,
+                               const std::atomic<bool>* cancel = nullptr);
 
     const CallStore& store() const { return m_store; }
     const DetectionEngine& engine() const { return m_engine; }

@@ -18,7 +18,9 @@ namespace callscope {
 namespace {
 
 std::atomic<bool> g_stop{false};
-extern "C" void onReportSignal(int) { g_stop = true; }
+extern "C" void onReportSignal(int) {
+    g_stop = true;
+}
 
 } // namespace
 

@@ -10,9 +10,9 @@
 namespace callscope {
 
 struct ReportRequest {
-    std::vector<std::string> callIds;     // a section each; or, when empty:
+    std::vector<std::string> callIds;             // a section each; or, when empty:
     EpochMillis since = kNoTime, until = kNoTime; // every anomaly of the window
-    std::set<AnomalyKind> kinds;          // only these kinds (all when empty)
+    std::set<AnomalyKind> kinds;                  // only these kinds (all when empty)
     bool includePayloads = false;
 };
 

@@ -14,7 +14,9 @@ namespace callscope {
 namespace {
 
 std::atomic<bool> g_stop{false};
-extern "C" void onSignal(int) { g_stop = true; }
+extern "C" void onSignal(int) {
+    g_stop = true;
+}
 
 } // namespace
 
@@ -44,8 +46,8 @@ int runSimCommand(const SimCommandOptions& options) {
     std::signal(SIGINT, onSignal);
     std::signal(SIGTERM, onSignal);
     std::cerr << "callscope sim: " << opt.rate << " actions/s for " << formatDuration(opt.duration)
-              << " against " << redactDsn(config->postgres.dsn) << " and "
-              << config->kafka.brokers << '\n';
+              << " against " << redactDsn(config->postgres.dsn) << " and " << config->kafka.brokers
+              << '\n';
     const SimResult r = runSimulation(*config, opt, &g_stop);
     if (!r.ok) {
         std::cerr << "callscope sim: " << visibleText(r.error) << '\n';

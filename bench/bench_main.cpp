@@ -42,26 +42,30 @@ std::vector<CallInput> makeCalls(std::size_t n) {
         const std::string inst = "order-api-" + std::to_string(i % 16);
         const std::string biz = "ORD-" + std::to_string(5'000'000 + i);
         const EpochMillis t = T0 + static_cast<EpochMillis>(i) * 3;
-        for (const auto& [state, dt] : std::vector<std::pair<const char*, int>>{
-                 {"INITIATED", 0}, {"AWAITING_RESPONSE", 1}, {"AWAITING_RECEIPT", 300},
-                 {"CONFIRMED_SUCCESS", 320}})
-            c.callerJson.push_back(
-                R"({"callId":")" + id + R"(","state":")" + state + R"(","at":")" +
-                formatIsoMillis(t + dt) + R"(","instance":")" + inst +
-                R"(","attempt":1,"bizNo":")" + biz + R"(","requestDigest":")" + digest +
-                R"(","traceId":"4bf92f3577b34da6"})");
-        c.receiptJson.push_back(R"({"callId":")" + id +
-                                R"(","status":"PROCESSING","version":1,"sourceInstance":"pay-svc-)" +
-                                std::to_string(i % 4) + R"(","requestDigest":")" + digest + R"("})");
+        for (const auto& [state, dt] :
+             std::vector<std::pair<const char*, int>>{{"INITIATED", 0},
+                                                      {"AWAITING_RESPONSE", 1},
+                                                      {"AWAITING_RECEIPT", 300},
+                                                      {"CONFIRMED_SUCCESS", 320}})
+            c.callerJson.push_back(R"({"callId":")" + id + R"(","state":")" + state +
+                                   R"(","at":")" + formatIsoMillis(t + dt) + R"(","instance":")" +
+                                   inst + R"(","attempt":1,"bizNo":")" + biz +
+                                   R"(","requestDigest":")" + digest +
+                                   R"(","traceId":"4bf92f3577b34da6"})");
         c.receiptJson.push_back(
-            R"({"callId":")" + id + R"(","status":"SUCCESS","resultRef":"result-store/2024/05/20/)" +
-            id + R"(","finishedAt":")" + formatIsoMillis(t + 310) + R"(","version":2,)" +
-            R"("sourceInstance":"pay-svc-)" + std::to_string(i % 4) + R"(","requestDigest":")" +
-            digest + R"("})");
-        c.records.push_back({id, digest, RecordStatus::Processing, inst, 0, t + 2, t + 2,
-                             t + 2 + 86'400'000});
-        c.records.push_back({id, digest, RecordStatus::Success, inst, 0, t + 2, t + 310,
-                             t + 2 + 86'400'000});
+            R"({"callId":")" + id +
+            R"(","status":"PROCESSING","version":1,"sourceInstance":"pay-svc-)" +
+            std::to_string(i % 4) + R"(","requestDigest":")" + digest + R"("})");
+        c.receiptJson.push_back(R"({"callId":")" + id +
+                                R"(","status":"SUCCESS","resultRef":"result-store/2024/05/20/)" +
+                                id + R"(","finishedAt":")" + formatIsoMillis(t + 310) +
+                                R"(","version":2,)" + R"("sourceInstance":"pay-svc-)" +
+                                std::to_string(i % 4) + R"(","requestDigest":")" + digest +
+                                R"("})");
+        c.records.push_back(
+            {id, digest, RecordStatus::Processing, inst, 0, t + 2, t + 2, t + 2 + 86'400'000});
+        c.records.push_back(
+            {id, digest, RecordStatus::Success, inst, 0, t + 2, t + 310, t + 2 + 86'400'000});
         AttemptObservation a;
         a.id = static_cast<std::int64_t>(i);
         a.callId = id;
@@ -75,7 +79,9 @@ std::vector<CallInput> makeCalls(std::size_t n) {
     return calls;
 }
 
-std::size_t heapInUse() { return mallinfo2().uordblks; }
+std::size_t heapInUse() {
+    return mallinfo2().uordblks;
+}
 
 void BM_Ingest(benchmark::State& state) {
     const auto calls = makeCalls(static_cast<std::size_t>(state.range(0)));
@@ -137,16 +143,17 @@ void BM_TrackMillionCalls(benchmark::State& state) {
             e.instance = inst;
             e.bizNo = "ORD-" + std::to_string(20'000'000 + i);
             e.digest = digest;
-            for (const auto& [s, dt] : std::vector<std::pair<CallerState, int>>{
-                     {CallerState::Initiated, 0}, {CallerState::AwaitingResponse, 1},
-                     {CallerState::ConfirmedSuccess, 320}}) {
+            for (const auto& [s, dt] :
+                 std::vector<std::pair<CallerState, int>>{{CallerState::Initiated, 0},
+                                                          {CallerState::AwaitingResponse, 1},
+                                                          {CallerState::ConfirmedSuccess, 320}}) {
                 e.state = s;
                 e.at = t + dt;
                 e.attempt = dt ? 1 : 0;
                 store->add(e);
             }
-            store->add(RecordObservation{id, digest, RecordStatus::Processing, inst, 0, t + 2, t + 2,
-                                         t + 86'400'000});
+            store->add(RecordObservation{id, digest, RecordStatus::Processing, inst, 0, t + 2,
+                                         t + 2, t + 86'400'000});
             store->add(RecordObservation{id, digest, RecordStatus::Success, inst, 0, t + 2, t + 310,
                                          t + 86'400'000});
             AttemptObservation a;

@@ -6,12 +6,12 @@
 #include "models/detection_engine.h"
 #include "models/diagnosis.h"
 #include "models/report.h"
-#include "views/report_renderer.h"
 #include "views/anomalies_view.h"
 #include "views/anomaly_table_model.h"
 #include "views/drilldown_view.h"
 #include "views/main_window.h"
 #include "views/overview_view.h"
+#include "views/report_renderer.h"
 
 #include <QApplication>
 #include <QDir>
@@ -49,14 +49,18 @@ void addCall(ObservationBatch& b, std::size_t i, EpochMillis t) {
     e.instance = inst;
     e.bizNo = "ORD-" + std::to_string(i);
     e.digest = digest;
-    for (const auto& [s, dt] : std::vector<std::pair<CallerState, int>>{
-             {CallerState::Initiated, 0}, {CallerState::AwaitingResponse, 1}, {CallerState::ConfirmedSuccess, 40}}) {
+    for (const auto& [s, dt] :
+         std::vector<std::pair<CallerState, int>>{{CallerState::Initiated, 0},
+                                                  {CallerState::AwaitingResponse, 1},
+                                                  {CallerState::ConfirmedSuccess, 40}}) {
         e.state = s;
         e.at = t + dt;
         b.callerEvents.push_back(e);
     }
-    b.records.push_back({id, digest, RecordStatus::Processing, inst, 0, t + 2, t + 2, t + 86'400'000});
-    b.records.push_back({id, digest, RecordStatus::Success, inst, 0, t + 2, t + 40, t + 86'400'000});
+    b.records.push_back(
+        {id, digest, RecordStatus::Processing, inst, 0, t + 2, t + 2, t + 86'400'000});
+    b.records.push_back(
+        {id, digest, RecordStatus::Success, inst, 0, t + 2, t + 40, t + 86'400'000});
     AttemptObservation a;
     a.callId = id;
     a.digest = digest;
@@ -90,7 +94,8 @@ Anomaly syntheticAnomaly(std::uint64_t id, EpochMillis t) {
 
 double percentile(std::vector<double> v, double p) {
     std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<std::size_t>(p * double(v.size())))];
+    return v.empty() ? 0
+                     : v[std::min(v.size() - 1, static_cast<std::size_t>(p * double(v.size())))];
 }
 
 void BM_GuiFrame(benchmark::State& state) {
@@ -109,8 +114,8 @@ void BM_GuiFrame(benchmark::State& state) {
     std::vector<ObservationBatch> arriving(kFrames);
     for (int f = 0; f < kFrames; ++f)
         for (int c = 0; c < 125; ++c)
-            addCall(arriving[static_cast<std::size_t>(f)], tracked + static_cast<std::size_t>(f * 125 + c),
-                    T0 + 3'600'000 + f * 50);
+            addCall(arriving[static_cast<std::size_t>(f)],
+                    tracked + static_cast<std::size_t>(f * 125 + c), T0 + 3'600'000 + f * 50);
 
     MainWindow window(QStringLiteral("benchmark"));
     window.resize(1400, 900);
@@ -155,14 +160,16 @@ void BM_GuiFrame(benchmark::State& state) {
                 snap->recordsPerSec = 5000;
                 snap->processingAges = {3, 1, 0, 0, 1, 0, 0, 0};
                 for (int k = 0; k < 24; ++k)
-                    snap->instances.push_back({"order-api-" + std::to_string(k), 40'000, 120, 3, 1, 5});
+                    snap->instances.push_back(
+                        {"order-api-" + std::to_string(k), 40'000, 120, 3, 1, 5});
             }
             // GUI thread: apply the snapshot (one model update for the batch),
             // then paint. A frame paints the visible tab; each tab is timed.
             const auto g0 = Clock::now();
             window.takeSnapshot(snap);
             window.flush();
-            const double apply = std::chrono::duration<double, std::milli>(Clock::now() - g0).count();
+            const double apply =
+                std::chrono::duration<double, std::milli>(Clock::now() - g0).count();
             applyMs.push_back(apply);
             int k = 0;
             for (QWidget* w : std::initializer_list<QWidget*>{window.overview(), window.anomalies(),
@@ -250,4 +257,3 @@ int main(int argc, char** argv) {
     benchmark::Shutdown();
     return 0;
 }
-

@@ -16,15 +16,16 @@
 namespace callscope {
 namespace {
 
-template <std::size_t N>
-ValueWords canonicalWords(const std::array<std::string_view, N>& names) {
+template <std::size_t N> ValueWords canonicalWords(const std::array<std::string_view, N>& names) {
     ValueWords words;
     for (const auto n : names)
         words[std::string(n)] = {std::string(n)};
     return words;
 }
 
-int lineOf(const toml::node& n) { return static_cast<int>(n.source().begin.line); }
+int lineOf(const toml::node& n) {
+    return static_cast<int>(n.source().begin.line);
+}
 
 // Reads one TOML table against the keys it may hold. Every key read is
 // remembered, so finish() can refuse the ones callscope does not know.
@@ -105,7 +106,8 @@ public:
 
     // [a.b.status_values]: canonical word = [the user's words]
     template <std::size_t N>
-    void words(std::string_view key, ValueWords& out, const std::array<std::string_view, N>& canon) {
+    void words(std::string_view key, ValueWords& out,
+               const std::array<std::string_view, N>& canon) {
         const toml::node* n = take(key);
         if (!n)
             return;
@@ -328,21 +330,21 @@ void readConfig(const toml::table& root, Config& c, std::vector<ConfigError>& er
     top.finish();
 
     static const std::set<std::string> partitioners{
-        "random", "consistent", "consistent_random", "murmur2", "murmur2_random", "fnv1a",
-        "fnv1a_random"};
+        "random",         "consistent", "consistent_random", "murmur2",
+        "murmur2_random", "fnv1a",      "fnv1a_random"};
     // A topic pattern (leading ^) must compile: checked here so a typo is a
     // config error naming the key, not an abort when the source starts.
-    for (const auto& [key, spec] : {std::pair<const char*, const std::string&>{
-                                        "kafka.receipt_topics", c.kafka.receiptTopics},
-                                    {"kafka.caller_topics", c.kafka.callerTopics}}) {
+    for (const auto& [key, spec] :
+         {std::pair<const char*, const std::string&>{"kafka.receipt_topics", c.kafka.receiptTopics},
+          {"kafka.caller_topics", c.kafka.callerTopics}}) {
         if (spec.empty() || spec.front() != '^')
             continue;
         if (const std::string why = topicPatternProblem(spec); !why.empty()) {
             int line = 0;
             if (const auto* n = root.at_path(key).node())
                 line = lineOf(*n);
-            errors.push_back({file, line, key,
-                              "invalid regular expression \"" + spec + "\": " + why});
+            errors.push_back(
+                {file, line, key, "invalid regular expression \"" + spec + "\": " + why});
         }
     }
     if (!c.readsPostgres() && !c.readsKafka()) {
@@ -448,8 +450,9 @@ ConfigResult parseConfigText(std::string_view text, const std::string& path) {
     try {
         const toml::table root = toml::parse(text, path);
         readConfig(root, result.config, result.errors, path);
-        std::stable_sort(result.errors.begin(), result.errors.end(),
-                         [](const ConfigError& a, const ConfigError& b) { return a.line < b.line; });
+        std::stable_sort(
+            result.errors.begin(), result.errors.end(),
+            [](const ConfigError& a, const ConfigError& b) { return a.line < b.line; });
     } catch (const toml::parse_error& e) {
         const int line = static_cast<int>(e.source().begin.line);
         result.errors.push_back({path, line, "", "not valid TOML: " + tomlProblem(e, text, line)});

@@ -99,7 +99,7 @@ struct RetentionConfig {
     Millis finishedCalls{30 * 60'000};
     std::int64_t maxCalls = 5'000'000;
     std::int64_t maxBytes = std::int64_t{1} << 30; // the store's memory budget
-    std::int64_t maxFieldBytes = 256; // longer callIds, instances, bizNos are rejected
+    std::int64_t maxFieldBytes = 256;              // longer callIds, instances, bizNos are rejected
 };
 
 // Why a topic pattern (receipt_topics / caller_topics with a leading ^) is

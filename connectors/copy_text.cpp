@@ -26,19 +26,32 @@ void splitCopyLine(std::string_view line, std::vector<std::string>& fields,
         }
         const char n = line[++i];
         switch (n) {
-        case 'N': isNull = true; break;
-        case 't': cur += '\t'; break;
-        case 'n': cur += '\n'; break;
-        case 'r': cur += '\r'; break;
-        case 'b': cur += '\b'; break;
-        case 'f': cur += '\f'; break;
-        case 'v': cur += '\v'; break;
+        case 'N':
+            isNull = true;
+            break;
+        case 't':
+            cur += '\t';
+            break;
+        case 'n':
+            cur += '\n';
+            break;
+        case 'r':
+            cur += '\r';
+            break;
+        case 'b':
+            cur += '\b';
+            break;
+        case 'f':
+            cur += '\f';
+            break;
+        case 'v':
+            cur += '\v';
+            break;
         default:
             if (n >= '0' && n <= '7') { // up to three octal digits
                 int v = n - '0';
-                for (int k = 0; k < 2 && i + 1 < line.size() && line[i + 1] >= '0' &&
-                                line[i + 1] <= '7';
-                     ++k)
+                for (int k = 0;
+                     k < 2 && i + 1 < line.size() && line[i + 1] >= '0' && line[i + 1] <= '7'; ++k)
                     v = v * 8 + (line[++i] - '0');
                 cur += static_cast<char>(v);
             } else {

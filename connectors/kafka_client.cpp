@@ -132,9 +132,15 @@ std::uint32_t murmur2(std::string_view key) {
     }
     const std::uint32_t tail = length & ~3u;
     switch (length % 4) {
-    case 3: h ^= std::uint32_t(data[tail + 2]) << 16; [[fallthrough]];
-    case 2: h ^= std::uint32_t(data[tail + 1]) << 8; [[fallthrough]];
-    case 1: h ^= data[tail]; h *= m;
+    case 3:
+        h ^= std::uint32_t(data[tail + 2]) << 16;
+        [[fallthrough]];
+    case 2:
+        h ^= std::uint32_t(data[tail + 1]) << 8;
+        [[fallthrough]];
+    case 1:
+        h ^= data[tail];
+        h *= m;
     }
     h ^= h >> 13;
     h *= m;

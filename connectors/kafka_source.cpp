@@ -78,7 +78,7 @@ struct KafkaErrors {
     std::string lastError;
     std::string refusedBy; // an authentication or certificate failure: retrying will not mend it
     bool brokersDown = false;
-    int outages = 0; // transport failures seen, so even a short outage is reported
+    int outages = 0;                  // transport failures seen, so even a short outage is reported
     std::vector<std::string> secrets; // values of secret properties, scrubbed from every text
     std::string mechanism;            // sasl.mechanisms, for the SCRAM hint
 
@@ -90,10 +90,9 @@ struct KafkaErrors {
     static void onError(rd_kafka_t*, int err, const char* reason, void* opaque) {
         auto* self = static_cast<KafkaErrors*>(opaque);
         std::lock_guard lock(self->mutex);
-        self->lastError = scrubSecrets(std::string("Kafka: ") +
-                                           rd_kafka_err2str(rd_kafka_resp_err_t(err)) + ": " +
-                                           reason,
-                                       self->secrets);
+        self->lastError = scrubSecrets(
+            std::string("Kafka: ") + rd_kafka_err2str(rd_kafka_resp_err_t(err)) + ": " + reason,
+            self->secrets);
         if (err == RD_KAFKA_RESP_ERR__AUTHENTICATION)
             self->refusedBy = self->lastError + kafkaAuthHint(self->mechanism);
         if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT ||
@@ -136,8 +135,8 @@ struct KafkaErrors {
 
 struct KafkaSource::Impl {
     Impl(const KafkaConfig& c, KafkaSourceOptions o)
-        : cfg(c), options(o), decoder(c), receiptSpec(c.receiptTopics),
-          callerSpec(c.callerTopics), errors(std::make_shared<KafkaErrors>()) {
+        : cfg(c), options(o), decoder(c), receiptSpec(c.receiptTopics), callerSpec(c.callerTopics),
+          errors(std::make_shared<KafkaErrors>()) {
         errors->secrets = propertySecrets(c.properties);
         for (const auto& [k, v] : c.properties)
             if (k == "sasl.mechanisms" || k == "sasl.mechanism")
@@ -213,8 +212,8 @@ struct KafkaSource::Impl {
             // The error callback knows why (authentication, TLS); the metadata
             // call only that the brokers did not answer.
             const std::string why = errors->refusal();
-            throw SourceError("Kafka (" + cfg.brokers + "): " +
-                              (why.empty() ? std::string(rd_kafka_err2str(e)) : why));
+            throw SourceError("Kafka (" + cfg.brokers +
+                              "): " + (why.empty() ? std::string(rd_kafka_err2str(e)) : why));
         }
         std::map<std::string, TopicInfo> out;
         for (int i = 0; i < md->topic_cnt; ++i) {
@@ -234,9 +233,8 @@ struct KafkaSource::Impl {
     }
 
     // Offsets at timestamp `t` for the given partitions (-1 where none is later).
-    std::map<PartitionKey, std::int64_t> offsetsAt(rd_kafka_t* consumer,
-                                                   const std::vector<PartitionKey>& parts,
-                                                   EpochMillis t) {
+    std::map<PartitionKey, std::int64_t>
+    offsetsAt(rd_kafka_t* consumer, const std::vector<PartitionKey>& parts, EpochMillis t) {
         std::map<PartitionKey, std::int64_t> out;
         if (parts.empty())
             return out;
@@ -300,14 +298,15 @@ struct KafkaSource::Impl {
     // recreated. Resumes at the earliest offset still there and records what
     // was lost as a gap; `positions` holds every assigned partition's next offset.
     void recoverLostOffsets(rd_kafka_t* consumer, const rd_kafka_message_t* msg,
-                            std::map<PartitionKey, std::int64_t>& positions, ObservationBatch& batch) {
+                            std::map<PartitionKey, std::int64_t>& positions,
+                            ObservationBatch& batch) {
         const PartitionKey key{rd_kafka_topic_name(msg->rkt), msg->partition};
         const auto it = positions.find(key);
         if (it == positions.end())
             return;
         std::int64_t low = 0, high = 0;
-        if (rd_kafka_query_watermark_offsets(consumer, key.topic.c_str(), key.partition, &low, &high,
-                                             5000))
+        if (rd_kafka_query_watermark_offsets(consumer, key.topic.c_str(), key.partition, &low,
+                                             &high, 5000))
             return; // the brokers do not answer: the error comes again, and so do we
         const std::int64_t next = it->second;
         if (next < low)
@@ -357,15 +356,15 @@ struct KafkaSource::Impl {
             (info.role == Role::Receipt ? receipts : callers) = true;
         const auto say = [&](const char* what, const std::string& spec, bool missing, bool was) {
             if (missing && !was)
-                sink.health({"kafka", true, "", nowMillis(), 0,
-                             std::string(what) + " topics \"" + spec +
-                                 "\" match no topic on the brokers: not read until they exist" +
-                                 (what[0] == 'r' ? "; receipt_missing is not judged meanwhile"
-                                                 : "")});
+                sink.health(
+                    {"kafka", true, "", nowMillis(), 0,
+                     std::string(what) + " topics \"" + spec +
+                         "\" match no topic on the brokers: not read until they exist" +
+                         (what[0] == 'r' ? "; receipt_missing is not judged meanwhile" : "")});
             else if (!missing && was)
-                sink.health({"kafka", true, "", nowMillis(), 0,
-                             std::string(what) + " topics \"" + spec +
-                                 "\" exist now: reading them"});
+                sink.health(
+                    {"kafka", true, "", nowMillis(), 0,
+                     std::string(what) + " topics \"" + spec + "\" exist now: reading them"});
         };
         const bool r = !cfg.receiptTopics.empty() && !receipts;
         const bool c = !cfg.callerTopics.empty() && !callers;
@@ -388,10 +387,11 @@ struct KafkaSource::Impl {
         std::int64_t total = 0;
         for (const auto& [p, next] : assigned) {
             std::int64_t low = 0, high = 0;
-            const auto e = rd_kafka_query_watermark_offsets(rk, p.topic.c_str(), p.partition,
-                                                            &low, &high, 1000);
+            const auto e = rd_kafka_query_watermark_offsets(rk, p.topic.c_str(), p.partition, &low,
+                                                            &high, 1000);
             if (e == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
-                e == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION || e == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC) {
+                e == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION ||
+                e == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC) {
                 topicVanished = true; // the next topic check drops it; not an outage
                 continue;
             }
@@ -549,8 +549,7 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
             rd_kafka_message_destroy(msg);
         const auto now = std::chrono::steady_clock::now();
         if (batch.size() + batch.rejected.size() >= kBatchMessages ||
-            (now - lastDeliver > std::chrono::milliseconds(50) &&
-             batch.hasAnything())) {
+            (now - lastDeliver > std::chrono::milliseconds(50) && batch.hasAnything())) {
             sink.deliver(std::move(batch));
             batch = {};
             lastDeliver = now;
@@ -584,8 +583,9 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
                     }
                 }
                 for (const auto& name : gone)
-                    sink.health({"kafka", true, "", nowMillis(), 0,
-                                 "topic " + name + " was deleted from the brokers; no longer read"});
+                    sink.health(
+                        {"kafka", true, "", nowMillis(), 0,
+                         "topic " + name + " was deleted from the brokers; no longer read"});
                 m->topics = found;
                 m->checkMissing(sink);
                 if (changed)
@@ -657,10 +657,10 @@ KafkaCheck KafkaSource::check(std::size_t samplePerTopic, const std::atomic<bool
         const auto per = static_cast<std::int64_t>((samplePerTopic + parts - 1) / parts);
         for (int p = 0; p < info.partitions && !cancel; ++p) {
             std::int64_t low = 0, high = 0;
-            const auto e = std::chrono::steady_clock::now() < deadline
-                               ? rd_kafka_query_watermark_offsets(c, name.c_str(), p, &low, &high,
-                                                                  5000)
-                               : RD_KAFKA_RESP_ERR__TIMED_OUT;
+            const auto e =
+                std::chrono::steady_clock::now() < deadline
+                    ? rd_kafka_query_watermark_offsets(c, name.c_str(), p, &low, &high, 5000)
+                    : RD_KAFKA_RESP_ERR__TIMED_OUT;
             if (e) {
                 problem(name + "/" + std::to_string(p) + ": end offsets: " + rd_kafka_err2str(e));
                 continue;
@@ -699,10 +699,9 @@ KafkaCheck KafkaSource::check(std::size_t samplePerTopic, const std::atomic<bool
                 // Is the key where kafka.partitioner puts it? The cold
                 // drill-down reads only that partition.
                 const std::int32_t expected =
-                    msg->key ? partitionForKey(
-                                   std::string_view(static_cast<const char*>(msg->key),
-                                                    msg->key_len),
-                                   topics.at(key.topic).partitions, m->cfg.partitioner)
+                    msg->key ? partitionForKey(std::string_view(static_cast<const char*>(msg->key),
+                                                                msg->key_len),
+                                               topics.at(key.topic).partitions, m->cfg.partitioner)
                              : -1;
                 if (expected >= 0) {
                     ++out.keysChecked;

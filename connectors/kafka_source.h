@@ -34,8 +34,8 @@ struct KafkaCheck {
     };
     std::vector<Topic> topics;
     bool receiptsMissing = false, callersMissing = false; // a spec matches nothing
-    std::int64_t sampled = 0; // messages read for the sample
-    ObservationBatch sample;  // the newest messages of each topic, decoded
+    std::int64_t sampled = 0;                             // messages read for the sample
+    ObservationBatch sample; // the newest messages of each topic, decoded
     // Sampled keys checked against kafka.partitioner, and those found in
     // another partition than it names (the cold drill-down would miss them).
     std::int64_t keysChecked = 0, keysElsewhere = 0;

@@ -95,9 +95,14 @@ struct MessageDecoder::Impl {
     // A required, non-empty text field.
     bool requiredString(const std::string& name, std::string_view& out, std::string& why) {
         switch (string(name, out)) {
-        case Field::Missing: why = "missing " + name; return false;
-        case Field::WrongType: why = "wrong type: " + name; return false;
-        case Field::Ok: break;
+        case Field::Missing:
+            why = "missing " + name;
+            return false;
+        case Field::WrongType:
+            why = "wrong type: " + name;
+            return false;
+        case Field::Ok:
+            break;
         }
         if (out.empty()) {
             why = "missing " + name;
@@ -110,9 +115,14 @@ struct MessageDecoder::Impl {
     bool optionalString(const std::string& name, std::string& out, std::string& why) {
         std::string_view v;
         switch (string(name, v)) {
-        case Field::Ok: out.assign(v); return true;
-        case Field::Missing: return true;
-        case Field::WrongType: why = "wrong type: " + name; return false;
+        case Field::Ok:
+            out.assign(v);
+            return true;
+        case Field::Missing:
+            return true;
+        case Field::WrongType:
+            why = "wrong type: " + name;
+            return false;
         }
         return false;
     }
@@ -136,9 +146,14 @@ bool MessageDecoder::decodeReceipt(std::string_view payload, const MessageOrigin
     }
     std::int64_t version = 0;
     switch (m->integer(f.version, version)) {
-    case Impl::Field::Missing: why = "missing " + f.version; return false;
-    case Impl::Field::WrongType: why = "wrong type: " + f.version; return false;
-    case Impl::Field::Ok: break;
+    case Impl::Field::Missing:
+        why = "missing " + f.version;
+        return false;
+    case Impl::Field::WrongType:
+        why = "wrong type: " + f.version;
+        return false;
+    case Impl::Field::Ok:
+        break;
     }
     out = ReceiptObservation{};
     out.callId.assign(callId);
@@ -172,9 +187,14 @@ bool MessageDecoder::decodeCallerEvent(std::string_view payload, const MessageOr
     out.state = *st;
     out.origin = origin;
     switch (m->time(f.at, out.at)) {
-    case Impl::Field::Missing: why = "missing " + f.at; return false;
-    case Impl::Field::WrongType: why = "bad timestamp: " + f.at; return false;
-    case Impl::Field::Ok: break;
+    case Impl::Field::Missing:
+        why = "missing " + f.at;
+        return false;
+    case Impl::Field::WrongType:
+        why = "bad timestamp: " + f.at;
+        return false;
+    case Impl::Field::Ok:
+        break;
     }
     std::int64_t attempt = 0;
     if (m->integer(f.attempt, attempt) == Impl::Field::WrongType) {

@@ -14,8 +14,7 @@ namespace callscope {
 inline constexpr std::size_t kMaxMessageBytes = 1 << 20; // larger is refused as oversized
 
 // user word -> canonical enum value, built once from the config's value words
-template <typename Enum>
-class WordMap {
+template <typename Enum> class WordMap {
 public:
     WordMap() = default;
     template <std::size_t N>

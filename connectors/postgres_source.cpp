@@ -9,8 +9,8 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -27,7 +27,9 @@ constexpr std::size_t kMaxOpenAttempts = 10'000;
 // (infinity, NaN, an epoch in the wrong unit) is out of range.
 constexpr const char* kClamp = "9000000000000000";
 constexpr std::int64_t kLatestSane = 253'402'300'800'000; // 10000-01-01
-bool saneTime(std::int64_t t) { return t > -kLatestSane && t < kLatestSane; }
+bool saneTime(std::int64_t t) {
+    return t > -kLatestSane && t < kLatestSane;
+}
 
 std::int64_t toInt(const std::string& s, std::int64_t fallback) {
     if (s.empty())
@@ -37,7 +39,9 @@ std::int64_t toInt(const std::string& s, std::int64_t fallback) {
     return *end ? fallback : v;
 }
 
-std::string quoteIdent(pqxx::connection& c, const std::string& name) { return c.quote_name(name); }
+std::string quoteIdent(pqxx::connection& c, const std::string& name) {
+    return c.quote_name(name);
+}
 
 // "idem.records" -> "idem"."records"
 std::string quoteTable(pqxx::connection& c, const std::string& table) {
@@ -97,9 +101,10 @@ struct PostgresSource::Impl {
     bool prepared = false;
     std::string recordSelect, attemptSelect; // "SELECT ... FROM table"
     std::string recordTable, attemptTable;
-    std::map<std::string, TimeKind> timeKinds; // quoted column -> kind
+    std::map<std::string, TimeKind> timeKinds;   // quoted column -> kind
     std::map<std::string, std::string> sqlTypes; // quoted column -> its SQL type
-    std::string recordUpdated, recordCreated, attemptArrived, recordCallId, attemptCallId, attemptId;
+    std::string recordUpdated, recordCreated, attemptArrived, recordCallId, attemptCallId,
+        attemptId;
     bool attemptsFinish = false; // attempt.finished_at is mapped
 
     // The follow thread's own state.
@@ -200,7 +205,8 @@ struct PostgresSource::Impl {
         try {
             for (const auto& row : w.exec(
                      "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
-                     "WHERE a.attrelid = " + w.quote(quoteTable(c, table)) +
+                     "WHERE a.attrelid = " +
+                     w.quote(quoteTable(c, table)) +
                      "::regclass AND a.attnum > 0 AND "
                      "NOT a.attisdropped"))
                 cols[row[0].as<std::string>()] = row[1].as<std::string>();
@@ -304,7 +310,8 @@ struct PostgresSource::Impl {
 
     // `column op t` written so that an index on the column can serve it.
     std::string bound(const std::string& q, const char* op, EpochMillis t) const {
-        const std::string secs = std::to_string(t / 1000) + "." + std::to_string(1000 + t % 1000).substr(1);
+        const std::string secs =
+            std::to_string(t / 1000) + "." + std::to_string(1000 + t % 1000).substr(1);
         switch (timeKinds.at(q)) {
         case TimeKind::TimestampTz:
             return q + " " + op + " to_timestamp(" + secs + ")";
@@ -337,13 +344,13 @@ struct PostgresSource::Impl {
             "SELECT " + recordCallId + "::text AS cs_call_id, " +
             column(rc, "record.request_digest", r.requestDigest, r.table) + "::text, " +
             column(rc, "record.status", r.status, r.table) + "::text, " +
-            (r.firstSource.empty() ? std::string("''")
-                                   : column(rc, "record.first_source", r.firstSource, r.table) +
-                                         "::text") +
+            (r.firstSource.empty()
+                 ? std::string("''")
+                 : column(rc, "record.first_source", r.firstSource, r.table) + "::text") +
             ", " +
-            (r.lockVersion.empty() ? std::string("0")
-                                   : column(rc, "record.lock_version", r.lockVersion, r.table) +
-                                         "::bigint") +
+            (r.lockVersion.empty()
+                 ? std::string("0")
+                 : column(rc, "record.lock_version", r.lockVersion, r.table) + "::bigint") +
             ", " + millis(recordCreated) + ", " + millis(recordUpdated) + ", " + millis(expire) +
             ", " + recordUpdated + "::text AS cs_cursor FROM " + recordTable;
         if (!r.resultSnapshot.empty())
@@ -536,11 +543,10 @@ struct PostgresSource::Impl {
                 return latest;
             const std::string& lastTime = last.back(); // the time column as text
             const std::string& lastId = last[idField];
-            where = lastId.empty()
-                        ? timeCol + " > " + literal(*conn, timeCol, lastTime)
-                        : "(" + timeCol + ", " + idCol + ") > (" +
-                              literal(*conn, timeCol, lastTime) + ", " +
-                              literal(*conn, idCol, lastId) + ")";
+            where = lastId.empty() ? timeCol + " > " + literal(*conn, timeCol, lastTime)
+                                   : "(" + timeCol + ", " + idCol + ") > (" +
+                                         literal(*conn, timeCol, lastTime) + ", " +
+                                         literal(*conn, idCol, lastId) + ")";
         }
     }
 
@@ -568,28 +574,28 @@ struct PostgresSource::Impl {
             lastDeepRead = steadyNow;
             back = std::max<std::int64_t>(back, cfg.clockSkew.count());
         }
-        const EpochMillis seenRecord = pageThrough(
-            recordSelect, recordUpdated, recordCallId, 0, recordCursor - back, sink,
-            &Impl::addRecord, [](const ObservationBatch& b) {
-                EpochMillis t = kNoTime;
-                for (const auto& r : b.records)
-                    t = std::max(t, r.updatedAt);
-                return t;
-            });
+        const EpochMillis seenRecord =
+            pageThrough(recordSelect, recordUpdated, recordCallId, 0, recordCursor - back, sink,
+                        &Impl::addRecord, [](const ObservationBatch& b) {
+                            EpochMillis t = kNoTime;
+                            for (const auto& r : b.records)
+                                t = std::max(t, r.updatedAt);
+                            return t;
+                        });
         // A row stamped ahead of the database's clock does not move the cursor
         // past it, so rows committed later with true times are still read.
         recordCursor = std::max(recordCursor, std::min(seenRecord, dbNow));
         if (attemptSelect.empty())
             return;
         const EpochMillis attemptFrom = attemptCursor - back;
-        const EpochMillis seenAttempt = pageThrough(
-            attemptSelect, attemptArrived, attemptId, 0, attemptFrom, sink, &Impl::addAttempt,
-            [](const ObservationBatch& b) {
-                EpochMillis t = kNoTime;
-                for (const auto& a : b.attempts)
-                    t = std::max(t, a.arrivedAt);
-                return t;
-            });
+        const EpochMillis seenAttempt =
+            pageThrough(attemptSelect, attemptArrived, attemptId, 0, attemptFrom, sink,
+                        &Impl::addAttempt, [](const ObservationBatch& b) {
+                            EpochMillis t = kNoTime;
+                            for (const auto& a : b.attempts)
+                                t = std::max(t, a.arrivedAt);
+                            return t;
+                        });
         attemptCursor = std::max(attemptCursor, std::min(seenAttempt, dbNow));
         // Executions still running are re-read until they finish (those that
         // arrived before the time bound above); those that never finish (a
@@ -608,8 +614,8 @@ struct PostgresSource::Impl {
             return;
         ObservationBatch batch;
         query(*conn,
-              attemptSelect + " WHERE " + attemptId + " = ANY(" +
-                  conn->quote(textArray(open)) + "::bigint[])",
+              attemptSelect + " WHERE " + attemptId + " = ANY(" + conn->quote(textArray(open)) +
+                  "::bigint[])",
               batch, &Impl::addAttempt);
         track(batch);
         if (batch.hasAnything())
@@ -657,17 +663,25 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
         }
     };
     const std::vector<std::pair<const char*, std::string>> recordColumns{
-        {"call_id", cfg.record.callId},         {"request_digest", cfg.record.requestDigest},
-        {"status", cfg.record.status},           {"result_snapshot", cfg.record.resultSnapshot},
-        {"first_source", cfg.record.firstSource}, {"lock_version", cfg.record.lockVersion},
-        {"created_at", cfg.record.createdAt},    {"updated_at", cfg.record.updatedAt},
+        {"call_id", cfg.record.callId},
+        {"request_digest", cfg.record.requestDigest},
+        {"status", cfg.record.status},
+        {"result_snapshot", cfg.record.resultSnapshot},
+        {"first_source", cfg.record.firstSource},
+        {"lock_version", cfg.record.lockVersion},
+        {"created_at", cfg.record.createdAt},
+        {"updated_at", cfg.record.updatedAt},
         {"expire_at", cfg.record.expireAt}};
     const AttemptMapping& am = cfg.attempt;
     const std::vector<std::pair<const char*, std::string>> attemptColumns{
-        {"id", am.id},           {"call_id", am.callId},
-        {"request_digest", am.requestDigest}, {"source_instance", am.sourceInstance},
-        {"trace_id", am.traceId}, {"outcome", am.outcome},
-        {"arrived_at", am.arrivedAt}, {"finished_at", am.finishedAt}};
+        {"id", am.id},
+        {"call_id", am.callId},
+        {"request_digest", am.requestDigest},
+        {"source_instance", am.sourceInstance},
+        {"trace_id", am.traceId},
+        {"outcome", am.outcome},
+        {"arrived_at", am.arrivedAt},
+        {"finished_at", am.finishedAt}};
     try {
         {
             pqxx::nontransaction w(c);
@@ -709,12 +723,16 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
                 pqxx::nontransaction w(c);
                 const std::string regclass = w.quote(quoteTable(c, table)) + "::regclass";
                 const auto k = w.exec("SELECT c.relkind::text, c.reltuples::bigint, "
-                                      "has_table_privilege(" + regclass + ", 'INSERT, UPDATE, "
+                                      "has_table_privilege(" +
+                                      regclass +
+                                      ", 'INSERT, UPDATE, "
                                       "DELETE, TRUNCATE') FROM pg_class c WHERE c.oid = " +
                                       regclass);
-                static const std::map<std::string, std::string> kinds{
-                    {"r", "table"}, {"v", "view"}, {"m", "materialized view"},
-                    {"p", "partitioned table"}, {"f", "foreign table"}};
+                static const std::map<std::string, std::string> kinds{{"r", "table"},
+                                                                      {"v", "view"},
+                                                                      {"m", "materialized view"},
+                                                                      {"p", "partitioned table"},
+                                                                      {"f", "foreign table"}};
                 const std::string kind = k.empty() ? "" : k[0][0].as<std::string>();
                 rel.kind = kinds.count(kind) ? kinds.at(kind) : "relation";
                 rel.writable = !k.empty() && k[0][2].as<bool>();
@@ -793,17 +811,17 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
             rel.access.push_back(std::move(a));
         };
         const auto onTable = [](const PostgresCheck::Relation& rel, const std::string& cols) {
-            return rel.kind == "view"
-                       ? "an index on the table behind the view " + rel.name +
-                             ", on what the view gives as (" + cols + ")"
-                       : "an index on " + rel.name + " (" + cols + ")";
+            return rel.kind == "view" ? "an index on the table behind the view " + rel.name +
+                                            ", on what the view gives as (" + cols + ")"
+                                      : "an index on " + rel.name + " (" + cols + ")";
         };
         const RecordMapping& r = cfg.record;
         const std::string probe = c.quote(textArray({"x"})) + "::text[]"; // only the plan is asked
         PostgresCheck::Relation& record = out.relations.front();
         access(record, "follow: records changed since the last poll (every poll_interval)",
                m->recordSelect + " WHERE " +
-                   m->bound(m->recordUpdated, ">=", nowMillis() - 60'000) + " ORDER BY " + m->recordUpdated + ", " + m->recordCallId + " LIMIT " +
+                   m->bound(m->recordUpdated, ">=", nowMillis() - 60'000) + " ORDER BY " +
+                   m->recordUpdated + ", " + m->recordCallId + " LIMIT " +
                    std::to_string(kPageRows),
                onTable(record, r.updatedAt + ", " + r.callId));
         access(record, "lookup: a record by callId (drill-down, messages naming a callId)",
@@ -825,8 +843,9 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
             }
             step(rel.key + " sample", [&] { m->query(c, sql, out.sample, add); });
         };
-        sample(record, m->recordSelect + " ORDER BY " + m->recordUpdated + " DESC LIMIT " +
-                           std::to_string(sampleRows),
+        sample(record,
+               m->recordSelect + " ORDER BY " + m->recordUpdated + " DESC LIMIT " +
+                   std::to_string(sampleRows),
                &Impl::addRecord);
         if (am.enabled) {
             PostgresCheck::Relation& attempt = out.relations.back();
@@ -839,8 +858,9 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
             access(attempt, "lookup: the attempts of a callId",
                    m->attemptSelect + " WHERE " + m->attemptCallId + " = ANY(" + probe + ")",
                    onTable(attempt, am.callId));
-            sample(attempt, m->attemptSelect + " ORDER BY " + m->attemptArrived + " DESC LIMIT " +
-                                std::to_string(sampleRows),
+            sample(attempt,
+                   m->attemptSelect + " ORDER BY " + m->attemptArrived + " DESC LIMIT " +
+                       std::to_string(sampleRows),
                    &Impl::addAttempt);
         }
     } catch (const SourceError&) {
@@ -851,11 +871,12 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
     return out;
 }
 
-PostgresSource::PostgresSource(const PostgresConfig& config)
-    : m(std::make_unique<Impl>(config)) {}
+PostgresSource::PostgresSource(const PostgresConfig& config) : m(std::make_unique<Impl>(config)) {}
 PostgresSource::~PostgresSource() = default;
 
-void PostgresSource::connect() { m->connect(); }
+void PostgresSource::connect() {
+    m->connect();
+}
 
 void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSink& sink,
                                 const std::atomic<bool>& cancel) {
@@ -884,43 +905,48 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
 }
 
 ObservationBatch PostgresSource::fetchCalls(const std::vector<std::string>& callIds,
-                                           const std::atomic<bool>* cancel) {
+                                            const std::atomic<bool>* cancel) {
     ObservationBatch batch;
     if (callIds.empty())
         return batch;
-    m->lookup([&](pqxx::connection& c) {
-        for (std::size_t i = 0; i < callIds.size(); i += 5000) {
-            const std::vector<std::string> part(
-                callIds.begin() + static_cast<std::ptrdiff_t>(i),
-                callIds.begin() + static_cast<std::ptrdiff_t>(std::min(callIds.size(), i + 5000)));
-            const std::string arr = c.quote(textArray(part)) + "::text[]";
-            m->query(c, m->recordSelect + " WHERE " + m->recordCallId + " = ANY(" + arr + ")",
-                     batch, &Impl::addRecord);
-            if (!m->attemptSelect.empty())
-                m->query(c,
-                         m->attemptSelect + " WHERE " + m->attemptCallId + " = ANY(" + arr +
-                             ") ORDER BY " + m->attemptArrived,
-                         batch, &Impl::addAttempt);
-        }
-        return 0;
-    }, cancel);
+    m->lookup(
+        [&](pqxx::connection& c) {
+            for (std::size_t i = 0; i < callIds.size(); i += 5000) {
+                const std::vector<std::string> part(
+                    callIds.begin() + static_cast<std::ptrdiff_t>(i),
+                    callIds.begin() +
+                        static_cast<std::ptrdiff_t>(std::min(callIds.size(), i + 5000)));
+                const std::string arr = c.quote(textArray(part)) + "::text[]";
+                m->query(c, m->recordSelect + " WHERE " + m->recordCallId + " = ANY(" + arr + ")",
+                         batch, &Impl::addRecord);
+                if (!m->attemptSelect.empty())
+                    m->query(c,
+                             m->attemptSelect + " WHERE " + m->attemptCallId + " = ANY(" + arr +
+                                 ") ORDER BY " + m->attemptArrived,
+                             batch, &Impl::addAttempt);
+            }
+            return 0;
+        },
+        cancel);
     return batch;
 }
 
 ObservationBatch PostgresSource::fetchByDigest(const std::string& digest, EpochMillis around,
                                                Millis window, const std::atomic<bool>* cancel) {
-    const std::vector<std::string> ids = m->lookup([&](pqxx::connection& c) {
-        std::vector<std::string> found;
-        pqxx::work w(c);
-        for (const auto& row :
-             w.exec("SELECT " + m->recordCallId + "::text FROM " + m->recordTable + " WHERE " +
-                    quoteIdent(c, m->cfg.record.requestDigest) + " = " + w.quote(digest) +
-                    " AND " + m->bound(m->recordCreated, ">=", around - window.count()) + " AND " +
-                    m->bound(m->recordCreated, "<=", around + window.count()) + " LIMIT 100"))
-            found.push_back(row[0].as<std::string>());
-        w.commit();
-        return found;
-    }, cancel);
+    const std::vector<std::string> ids = m->lookup(
+        [&](pqxx::connection& c) {
+            std::vector<std::string> found;
+            pqxx::work w(c);
+            for (const auto& row : w.exec(
+                     "SELECT " + m->recordCallId + "::text FROM " + m->recordTable + " WHERE " +
+                     quoteIdent(c, m->cfg.record.requestDigest) + " = " + w.quote(digest) +
+                     " AND " + m->bound(m->recordCreated, ">=", around - window.count()) + " AND " +
+                     m->bound(m->recordCreated, "<=", around + window.count()) + " LIMIT 100"))
+                found.push_back(row[0].as<std::string>());
+            w.commit();
+            return found;
+        },
+        cancel);
     return fetchCalls(ids, cancel);
 }
 
@@ -928,13 +954,15 @@ std::string PostgresSource::resultSnapshot(const std::string& callId,
                                            const std::atomic<bool>* cancel) {
     if (m->cfg.record.resultSnapshot.empty())
         return {};
-    return m->lookup([&](pqxx::connection& c) {
-        pqxx::work w(c);
-        const auto r = w.exec("SELECT " + quoteIdent(c, m->cfg.record.resultSnapshot) +
-                              "::text FROM " + m->recordTable + " WHERE " + m->recordCallId +
-                              " = " + w.quote(callId));
-        return r.empty() || r[0][0].is_null() ? std::string() : r[0][0].as<std::string>();
-    }, cancel);
+    return m->lookup(
+        [&](pqxx::connection& c) {
+            pqxx::work w(c);
+            const auto r =
+                w.exec("SELECT " + quoteIdent(c, m->cfg.record.resultSnapshot) + "::text FROM " +
+                       m->recordTable + " WHERE " + m->recordCallId + " = " + w.quote(callId));
+            return r.empty() || r[0][0].is_null() ? std::string() : r[0][0].as<std::string>();
+        },
+        cancel);
 }
 
 void PostgresSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {

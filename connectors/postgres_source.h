@@ -19,10 +19,10 @@ struct PostgresCheck {
         bool found = true;
     };
     struct Access {
-        std::string what; // "follow: rows changed since the last poll"
+        std::string what;     // "follow: rows changed since the last poll"
         bool indexed = false; // an index condition serves the read's predicate
-        std::string plan;   // the plan's scan node, e.g. "Index Scan using x on t"
-        std::string advice; // what index would serve it, when none does
+        std::string plan;     // the plan's scan node, e.g. "Index Scan using x on t"
+        std::string advice;   // what index would serve it, when none does
     };
     struct Relation {
         std::string key;  // "record" or "attempt"
@@ -46,9 +46,8 @@ struct PostgresCheck {
     // The mapping does not fit: tables or columns not found, wrong types.
     std::vector<std::string> mappingProblems;
     std::vector<std::string> notes; // steps that failed (a count that timed out, ...)
-    ObservationBatch sample; // the newest rows, decoded (rejections included)
+    ObservationBatch sample;        // the newest rows, decoded (rejections included)
 };
-
 
 class PostgresSource : public Source {
 public:

@@ -39,7 +39,8 @@ std::uint32_t CallStore::callFor(std::string_view callId, EpochMillis t) {
     if (id > m_calls.size()) {
         CallState c;
         const EpochMillis first = t == kNoTime ? nowMillis() : t;
-        c.baseSec = static_cast<std::uint32_t>(std::clamp<EpochMillis>(first / 1000, 0, UINT32_MAX));
+        c.baseSec =
+            static_cast<std::uint32_t>(std::clamp<EpochMillis>(first / 1000, 0, UINT32_MAX));
         m_calls.push_back(std::move(c));
     }
     return id - 1;
@@ -131,9 +132,10 @@ std::vector<std::uint32_t> CallStore::digestsOf(std::uint32_t call) const {
 
 namespace {
 
-std::vector<std::uint32_t> ownersOf(
-    const std::vector<std::uint32_t>& owners,
-    const std::unordered_map<std::uint32_t, std::vector<std::uint32_t>>& shared, std::uint32_t key) {
+std::vector<std::uint32_t>
+ownersOf(const std::vector<std::uint32_t>& owners,
+         const std::unordered_map<std::uint32_t, std::vector<std::uint32_t>>& shared,
+         std::uint32_t key) {
     if (const auto it = shared.find(key); it != shared.end())
         return it->second;
     if (key < owners.size() && owners[key])
@@ -164,19 +166,23 @@ std::uint32_t EventPool::allocate(std::uint8_t k) {
             std::uint32_t at = m_used;
             for (int c = kChunkBits; c >= 0; --c)
                 while ((1u << kChunkBits) - at >= (1u << c)) {
-                    m_free[c].push_back(static_cast<std::uint32_t>((m_chunks.size() - 1) << kChunkBits) + at);
+                    m_free[c].push_back(
+                        static_cast<std::uint32_t>((m_chunks.size() - 1) << kChunkBits) + at);
                     at += 1u << c;
                 }
         }
         m_chunks.push_back(std::make_unique<CallEvent[]>(1u << kChunkBits));
         m_used = 0;
     }
-    const std::uint32_t h = static_cast<std::uint32_t>((m_chunks.size() - 1) << kChunkBits) + m_used;
+    const std::uint32_t h =
+        static_cast<std::uint32_t>((m_chunks.size() - 1) << kChunkBits) + m_used;
     m_used += size;
     return h;
 }
 
-void EventPool::release(std::uint32_t handle, std::uint8_t k) { m_free[k].push_back(handle); }
+void EventPool::release(std::uint32_t handle, std::uint8_t k) {
+    m_free[k].push_back(handle);
+}
 
 std::size_t EventPool::memoryBytes() const {
     std::size_t n = m_chunks.size() * (sizeof(CallEvent) << kChunkBits);
@@ -221,8 +227,7 @@ EpochMillis CallStore::lastEventAt(std::uint32_t i) const {
 }
 
 std::uint32_t CallStore::add(const RecordObservation& o) {
-    const std::uint32_t i =
-        callFor(o.callId, o.createdAt != kNoTime ? o.createdAt : o.updatedAt);
+    const std::uint32_t i = callFor(o.callId, o.createdAt != kNoTime ? o.createdAt : o.updatedAt);
     CallState& c = m_calls[i];
     const std::int32_t created = toDt(c, o.createdAt), updated = toDt(c, o.updatedAt);
     const auto status = static_cast<std::uint8_t>(1 + static_cast<int>(o.status));
@@ -283,12 +288,14 @@ std::uint32_t CallStore::add(const AttemptObservation& o) {
 }
 
 std::uint32_t CallStore::add(const ReceiptObservation& o) {
-    const EpochMillis t = o.origin.kafkaTimestamp != kNoTime ? o.origin.kafkaTimestamp : o.finishedAt;
+    const EpochMillis t =
+        o.origin.kafkaTimestamp != kNoTime ? o.origin.kafkaTimestamp : o.finishedAt;
     const std::uint32_t i = callFor(o.callId, t);
     const std::uint8_t slot = digestSlot(i, o.digest);
     const std::uint32_t inst = instanceId(o.sourceInstance);
     CallState& c = m_calls[i];
-    const auto version = static_cast<std::int32_t>(std::clamp<std::int64_t>(o.version, INT32_MIN, INT32_MAX));
+    const auto version =
+        static_cast<std::int32_t>(std::clamp<std::int64_t>(o.version, INT32_MIN, INT32_MAX));
     const auto code = static_cast<std::uint8_t>(o.status);
     std::uint8_t flags = 0;
     std::int32_t highest = INT32_MIN;
@@ -356,10 +363,9 @@ std::vector<std::uint32_t> CallStore::apply(const ObservationBatch& b) {
 
 std::size_t CallStore::memoryBytes() const {
     constexpr std::size_t kMallocOverhead = 16;
-    std::size_t n = m_callIds.memoryBytes() + m_instances.memoryBytes() +
-                    m_bizNos.memoryBytes() + m_digests.memoryBytes() +
-                    m_calls.capacity() * sizeof(CallState) + m_pool.memoryBytes() +
-                    (m_digestOwner.capacity() + m_bizNoOwner.capacity()) * 4;
+    std::size_t n = m_callIds.memoryBytes() + m_instances.memoryBytes() + m_bizNos.memoryBytes() +
+                    m_digests.memoryBytes() + m_calls.capacity() * sizeof(CallState) +
+                    m_pool.memoryBytes() + (m_digestOwner.capacity() + m_bizNoOwner.capacity()) * 4;
     const auto mapBytes = [&](const auto& m) {
         std::size_t s = m.bucket_count() * sizeof(void*);
         for (const auto& [k, v] : m)

@@ -23,10 +23,10 @@ inline constexpr std::uint32_t kMaxInstanceId = (1u << 20) - 1; // later instanc
 
 // 12 bytes: one observation on a call's timeline.
 struct CallEvent {
-    std::int32_t dt;  // ms since the call's base time
-    std::int32_t aux; // record: lock_version; attempt: finished dt (kNoDt = open);
-                      // receipt: version; caller: attempt number
-    std::uint32_t instance : 20; // record: first_source; attempt/caller: source; receipt: server
+    std::int32_t dt;              // ms since the call's base time
+    std::int32_t aux;             // record: lock_version; attempt: finished dt (kNoDt = open);
+                                  // receipt: version; caller: attempt number
+    std::uint32_t instance : 20;  // record: first_source; attempt/caller: source; receipt: server
     std::uint32_t digestSlot : 5; // 0 none, 1 the call's digest, 2.. its extra digests
     std::uint32_t flags : 2;      // see EventFlag
     std::uint32_t code : 3;       // RecordStatus / AttemptOutcome / receipt status / CallerState
@@ -80,13 +80,13 @@ private:
 };
 
 struct CallState {
-    std::uint32_t baseSec = 0;   // the call's first event, whole seconds since the epoch
+    std::uint32_t baseSec = 0; // the call's first event, whole seconds since the epoch
     EpochMillis base() const { return std::int64_t(baseSec) * 1000; } // times are relative to it
-    std::uint32_t digest = 0;    // the call's own digest (the first seen)
+    std::uint32_t digest = 0; // the call's own digest (the first seen)
     std::uint32_t bizNo = 0;
     std::uint32_t firstSource = 0;
-    std::int32_t created = kNoDt; // record created_at, dt
-    std::int32_t updated = kNoDt; // record updated_at, dt
+    std::int32_t created = kNoDt;   // record created_at, dt
+    std::int32_t updated = kNoDt;   // record updated_at, dt
     std::int32_t expireSec = kNoDt; // record expire_at, seconds since base
     std::uint32_t eventsAt = 0;     // EventPool handle
     std::uint16_t eventCount = 0;

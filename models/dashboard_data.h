@@ -15,18 +15,18 @@ namespace callscope {
 
 struct InstanceStats {
     std::string instance;
-    int calls = 0;           // callIds this instance acted on
-    int retries = 0;         // sends beyond the first
+    int calls = 0;            // callIds this instance acted on
+    int retries = 0;          // sends beyond the first
     int duplicateCallers = 0; // duplicate_caller anomalies naming it
-    int conflicts = 0;       // digest_conflict anomalies naming it
-    int anomalies = 0;       // open anomalies naming it
+    int conflicts = 0;        // digest_conflict anomalies naming it
+    int anomalies = 0;        // open anomalies naming it
 };
 
 // PROCESSING age buckets of the overview histogram.
-inline constexpr std::array<const char*, 8> kAgeBucketNames{
-    "0-1s", "1-5s", "5-30s", "30s-1m", "1-5m", "5-15m", "15m-1h", "1h+"};
-inline constexpr std::array<EpochMillis, 7> kAgeBucketLimits{
-    1000, 5000, 30'000, 60'000, 300'000, 900'000, 3'600'000};
+inline constexpr std::array<const char*, 8> kAgeBucketNames{"0-1s", "1-5s",  "5-30s",  "30s-1m",
+                                                            "1-5m", "5-15m", "15m-1h", "1h+"};
+inline constexpr std::array<EpochMillis, 7> kAgeBucketLimits{1000,    5000,    30'000,   60'000,
+                                                             300'000, 900'000, 3'600'000};
 
 struct DashboardSnapshot {
     EpochMillis at = kNoTime;
@@ -38,10 +38,10 @@ struct DashboardSnapshot {
     std::vector<SourceHealth> sources;
     std::int64_t rejected = 0;
     std::map<std::string, std::int64_t> rejectedByReason;
-    std::vector<std::string> rejectedSamples; // "where: reason: sample"
-    std::map<std::string, std::int64_t> lostByPartition; // deleted by retention before read
+    std::vector<std::string> rejectedSamples;             // "where: reason: sample"
+    std::map<std::string, std::int64_t> lostByPartition;  // deleted by retention before read
     std::int64_t evictedCalls = 0, evictedOverBudget = 0; // left memory (retention, budget)
-    std::int64_t forgottenAnomalies = 0; // anomalies forgotten over the budget
+    std::int64_t forgottenAnomalies = 0;                  // anomalies forgotten over the budget
     std::size_t storeBytes = 0, storeBudget = 0;
     std::vector<InstanceStats> instances;
     bool statsIncluded = false; // the 1 Hz part (counts, ages, instances) is fresh
@@ -54,7 +54,7 @@ void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, E
                 DashboardSnapshot& out);
 
 struct CallDetail {
-    std::string query;  // what was asked (a callId or a bizNo)
+    std::string query; // what was asked (a callId or a bizNo)
     bool found = false;
     std::string message; // why not, or how it was read
     CallTimeline timeline;

@@ -44,8 +44,7 @@ std::vector<std::pair<AnomalyKind, std::string>> detectionsOff(const DetectionSo
     return off;
 }
 
-DetectionEngine::DetectionEngine(DetectThresholds t, DetectionSources s)
-    : m_t(t), m_sources(s) {}
+DetectionEngine::DetectionEngine(DetectThresholds t, DetectionSources s) : m_t(t), m_sources(s) {}
 
 void DetectionEngine::setReceiptCoverage(EpochMillis from, EpochMillis to) {
     if (m_coverage.receiptsFrom == kNoTime || from < m_coverage.receiptsFrom)
@@ -301,7 +300,8 @@ void DetectionEngine::record(Finding&& f, EpochMillis now,
     record(std::move(f), now, std::vector<std::uint32_t>(calls));
 }
 
-void DetectionEngine::record(Finding&& f, EpochMillis now, const std::vector<std::uint32_t>& calls) {
+void DetectionEngine::record(Finding&& f, EpochMillis now,
+                             const std::vector<std::uint32_t>& calls) {
     for (const std::uint32_t call : calls) {
         if (m_named.size() <= call)
             m_named.resize(call + 1, 0);
@@ -380,8 +380,8 @@ std::vector<const Anomaly*> DetectionEngine::anomaliesOf(const std::string& call
 }
 
 std::size_t DetectionEngine::openCount() const {
-    return static_cast<std::size_t>(
-        std::count_if(m_anomalies.begin(), m_anomalies.end(), [](const Anomaly& a) { return a.open; }));
+    return static_cast<std::size_t>(std::count_if(m_anomalies.begin(), m_anomalies.end(),
+                                                  [](const Anomaly& a) { return a.open; }));
 }
 
 } // namespace callscope

@@ -81,9 +81,7 @@ public:
     std::size_t openCount() const;
     // Calls that an anomaly names stay in memory (SPEC §2 retention) until
     // that anomaly is forgotten.
-    bool holds(std::uint32_t call) const {
-        return call < m_named.size() && m_named[call];
-    }
+    bool holds(std::uint32_t call) const { return call < m_named.size() && m_named[call]; }
     // Key-rotation siblings of a call: the other callIds of its digest / bizNo.
     // A digest or bizNo shared by more than kMaxKeyRotationGroup calls is a
     // placeholder ("N/A", the digest of an empty request), not a business
@@ -102,7 +100,7 @@ private:
     // `judged`: the groups judged in this pass (hash of their members), so a
     // batch touching every member of a group judges it once, not once per member.
     void judgeGroupOf(const CallStore& s, std::uint32_t i, EpochMillis now,
-                          std::unordered_set<std::uint64_t>* judged = nullptr);
+                      std::unordered_set<std::uint64_t>* judged = nullptr);
     // `calls`: the store indices the finding names.
     void record(Finding&& f, EpochMillis now, std::initializer_list<std::uint32_t> calls);
     void record(Finding&& f, EpochMillis now, const std::vector<std::uint32_t>& calls);

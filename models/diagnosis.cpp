@@ -39,15 +39,17 @@ Diagnosis diagnose(const CallStore& s, const DetectionEngine& engine, std::uint3
     for (const std::uint32_t m : engine.siblings(s, i))
         if (m != i)
             d.siblingCallIds.push_back(s.callId(m));
-    if (const Anomaly* a = findKind(anomalies, AnomalyKind::KeyRotation); a && !d.siblingCallIds.empty()) {
+    if (const Anomaly* a = findKind(anomalies, AnomalyKind::KeyRotation);
+        a && !d.siblingCallIds.empty()) {
         std::string list;
         for (const auto& id : d.siblingCallIds)
             list += (list.empty() ? "" : ", ") + id;
         d.steps.back().answer = "no: the same request was sent under " +
-                                std::to_string(d.siblingCallIds.size() + 1) +
-                                " callIds (also " + list + ")";
+                                std::to_string(d.siblingCallIds.size() + 1) + " callIds (also " +
+                                list + ")";
         decide(a, "Key rotated on retry: the caller retried under a new callId, so the server "
-                  "could not recognise the repeat. " + a->summary + ".");
+                  "could not recognise the repeat. " +
+                      a->summary + ".");
         return d;
     }
     d.steps.back().answer = "yes: no other callId carries this request's digest or bizNo";

@@ -18,7 +18,7 @@ struct DiagnosisStep {
 struct Diagnosis {
     std::string verdict;
     std::vector<DiagnosisStep> steps;
-    std::vector<Evidence> evidence; // what decided it
+    std::vector<Evidence> evidence;          // what decided it
     std::vector<std::string> siblingCallIds; // key rotation
     int executions = 0;
 };

@@ -11,11 +11,21 @@ std::optional<Enum> fromName(std::string_view name, const std::array<std::string
 }
 } // namespace
 
-std::string_view toString(RecordStatus v) { return nameOf(v, kRecordStatusNames); }
-std::string_view toString(AttemptOutcome v) { return nameOf(v, kAttemptOutcomeNames); }
-std::string_view toString(CallerState v) { return nameOf(v, kCallerStateNames); }
-std::string_view toString(AnomalyKind v) { return nameOf(v, kAnomalyKindNames); }
-std::string_view toString(Severity v) { return nameOf(v, kSeverityNames); }
+std::string_view toString(RecordStatus v) {
+    return nameOf(v, kRecordStatusNames);
+}
+std::string_view toString(AttemptOutcome v) {
+    return nameOf(v, kAttemptOutcomeNames);
+}
+std::string_view toString(CallerState v) {
+    return nameOf(v, kCallerStateNames);
+}
+std::string_view toString(AnomalyKind v) {
+    return nameOf(v, kAnomalyKindNames);
+}
+std::string_view toString(Severity v) {
+    return nameOf(v, kSeverityNames);
+}
 
 std::optional<RecordStatus> recordStatusFromName(std::string_view n) {
     return fromName<RecordStatus>(n, kRecordStatusNames);

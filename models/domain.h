@@ -48,9 +48,9 @@ enum class AnomalyKind : std::uint8_t {
     OrphanReceipt
 };
 inline constexpr std::array<std::string_view, 11> kAnomalyKindNames{
-    "stuck_processing",   "digest_conflict", "duplicate_caller", "key_rotation",
-    "concurrent_execution", "expired_replay", "receipt_missing",  "state_mismatch",
-    "receipt_regression", "caller_stuck",    "orphan_receipt"};
+    "stuck_processing",     "digest_conflict", "duplicate_caller", "key_rotation",
+    "concurrent_execution", "expired_replay",  "receipt_missing",  "state_mismatch",
+    "receipt_regression",   "caller_stuck",    "orphan_receipt"};
 
 enum class Severity : std::uint8_t { Info, Warning, Critical };
 inline constexpr std::array<std::string_view, 3> kSeverityNames{"info", "warning", "critical"};
@@ -69,7 +69,9 @@ std::string_view toString(Severity v);
 std::optional<RecordStatus> recordStatusFromName(std::string_view name);
 std::optional<AnomalyKind> anomalyKindFromName(std::string_view name);
 
-constexpr bool isTerminal(RecordStatus s) { return s != RecordStatus::Processing; }
+constexpr bool isTerminal(RecordStatus s) {
+    return s != RecordStatus::Processing;
+}
 constexpr bool isTerminal(CallerState s) {
     return s == CallerState::ConfirmedSuccess || s == CallerState::ConfirmedFailed;
 }

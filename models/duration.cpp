@@ -40,8 +40,8 @@ std::string formatDuration(Millis d) {
         std::int64_t scale;
         const char* name;
     };
-    for (const Unit u : {Unit{86'400'000, "d"}, Unit{3'600'000, "h"}, Unit{60'000, "m"},
-                         Unit{1000, "s"}}) {
+    for (const Unit u :
+         {Unit{86'400'000, "d"}, Unit{3'600'000, "h"}, Unit{60'000, "m"}, Unit{1000, "s"}}) {
         if (ms != 0 && ms % u.scale == 0)
             return std::to_string(ms / u.scale) + u.name;
     }

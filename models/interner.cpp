@@ -171,7 +171,8 @@ std::string Interner::text(std::uint32_t id) const {
 }
 
 std::size_t Interner::memoryBytes() const {
-    return m_bytes.capacity() + m_offsets.capacity() * sizeof(std::uint64_t) + m_slots.capacity() * 4;
+    return m_bytes.capacity() + m_offsets.capacity() * sizeof(std::uint64_t) +
+           m_slots.capacity() * 4;
 }
 
 } // namespace callscope

@@ -15,7 +15,7 @@ public:
     // packHex is set; every other text is kept as it is.
     explicit Interner(bool packHex = false) : m_packHex(packHex) {}
 
-    std::uint32_t intern(std::string_view text); // 0 for empty text
+    std::uint32_t intern(std::string_view text);     // 0 for empty text
     std::uint32_t find(std::string_view text) const; // 0 when absent
     bool equals(std::uint32_t id, std::string_view text) const;
     std::string text(std::uint32_t id) const;
@@ -31,11 +31,11 @@ private:
     void grow();
 
     bool m_packHex;
-    std::vector<char> m_bytes;                  // length-prefixed entries
+    std::vector<char> m_bytes; // length-prefixed entries
     // id -> offset in m_bytes (id 0 unused); 64-bit, so more than 4 GiB of
     // text cannot wrap an offset round to another entry.
     std::vector<std::uint64_t> m_offsets{0};
-    std::vector<std::uint32_t> m_slots;         // open addressing: id, 0 = empty
+    std::vector<std::uint32_t> m_slots; // open addressing: id, 0 = empty
 };
 
 } // namespace callscope

@@ -36,9 +36,7 @@ public:
     JsonWriter& field(std::string_view name, std::string_view text) {
         return key(name).string(text);
     }
-    JsonWriter& field(std::string_view name, const char* text) {
-        return key(name).string(text);
-    }
+    JsonWriter& field(std::string_view name, const char* text) { return key(name).string(text); }
     JsonWriter& field(std::string_view name, const std::string& text) {
         return key(name).string(text);
     }

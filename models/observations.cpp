@@ -44,11 +44,12 @@ std::size_t sift(std::vector<T>& items, std::size_t maxBytes, const char* where,
 
 std::size_t rejectOversized(ObservationBatch& b, std::size_t maxBytes) {
     std::size_t n = 0;
-    n += sift(b.records, maxBytes, "record", b.rejected, [](const RecordObservation& o, auto check) {
-        check("callId", o.callId);
-        check("digest", o.digest);
-        check("firstSource", o.firstSource);
-    });
+    n +=
+        sift(b.records, maxBytes, "record", b.rejected, [](const RecordObservation& o, auto check) {
+            check("callId", o.callId);
+            check("digest", o.digest);
+            check("firstSource", o.firstSource);
+        });
     n += sift(b.attempts, maxBytes, "attempt", b.rejected,
               [](const AttemptObservation& o, auto check) {
                   check("callId", o.callId);

@@ -80,7 +80,7 @@ struct Rejection {
 // Messages that can no longer be read: deleted by retention (or a topic
 // deleted) before callscope reached them. Reported, never skipped silently.
 struct DataGap {
-    std::string where;        // "receipts.pay/3"
+    std::string where; // "receipts.pay/3"
     std::int64_t fromOffset = 0;
     std::int64_t toOffset = 0; // exclusive; lost = toOffset - fromOffset
     std::int64_t lost() const { return toOffset - fromOffset; }

@@ -56,8 +56,8 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
     const bool overBudgetNow = bytes + anomalyBytes > budget;
     const double perCall = store.size() > 0 ? bytes / static_cast<double>(store.size()) : 0;
     if (overBudgetNow && store.size() > 0)
-        target = std::min(target, static_cast<std::size_t>(
-                                      std::max(0.0, 0.8 * budget - anomalyBytes) / perCall));
+        target = std::min(
+            target, static_cast<std::size_t>(std::max(0.0, 0.8 * budget - anomalyBytes) / perCall));
     std::set<std::uint32_t> extra;
     std::size_t overBudget = 0;
     const auto remaining = [&] { return store.size() - evict - extra.size(); };
@@ -100,17 +100,17 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
             heldBefore[i] = engine.holds(i);
             leaving[i] = healthyFinished(i) || extra.count(i);
         }
-        result.anomaliesForgotten = static_cast<std::int64_t>(engine.forgetOldest(
-            store, static_cast<std::size_t>(left - 0.8 * budget),
-            static_cast<std::size_t>(perCall), leaving));
+        result.anomaliesForgotten = static_cast<std::int64_t>(
+            engine.forgetOldest(store, static_cast<std::size_t>(left - 0.8 * budget),
+                                static_cast<std::size_t>(perCall), leaving));
         for (std::uint32_t i = 0; i < store.size(); ++i)
             if (heldBefore[i] && !engine.holds(i) && extra.insert(i).second)
                 ++overBudget;
     }
     if (evict == 0 && extra.empty())
         return result;
-    const auto map = store.compact(
-        [&](std::uint32_t i) { return !healthyFinished(i) && !extra.count(i); });
+    const auto map =
+        store.compact([&](std::uint32_t i) { return !healthyFinished(i) && !extra.count(i); });
     engine.remap(map);
     result.left = evict + extra.size();
     result.overBudget = static_cast<std::int64_t>(overBudget);

@@ -13,8 +13,8 @@ struct SourceHealth {
     bool connected = false;
     std::string lastError; // "" when fine; never holds a password
     EpochMillis lastOkAt = kNoTime;
-    std::int64_t lag = 0; // messages (Kafka) not yet read
-    std::string note;     // worth knowing while connected (a gap, a deleted topic)
+    std::int64_t lag = 0;   // messages (Kafka) not yet read
+    std::string note;       // worth knowing while connected (a gap, a deleted topic)
     bool configured = true; // false: not part of this deployment (not read, not an outage)
 };
 

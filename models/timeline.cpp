@@ -8,10 +8,14 @@ namespace callscope {
 
 std::string_view toString(Lane lane) {
     switch (lane) {
-    case Lane::ServerRecord: return "server";
-    case Lane::CallerView: return "caller";
-    case Lane::Attempt: return "attempt";
-    case Lane::Receipt: return "receipt";
+    case Lane::ServerRecord:
+        return "server";
+    case Lane::CallerView:
+        return "caller";
+    case Lane::Attempt:
+        return "attempt";
+    case Lane::Receipt:
+        return "receipt";
     }
     return "?";
 }
@@ -82,7 +86,8 @@ CallTimeline buildTimeline(const CallStore& s, std::uint32_t i, EpochMillis now)
                          [](const auto& a, const auto& b) { return a.first < b.first; });
         if (t.from != kNoTime && t.from < t.record.createdAt)
             t.bands.push_back({Lane::ServerRecord, "ABSENT", t.from, t.record.createdAt});
-        const EpochMillis end = t.record.expireAt != kNoTime ? std::min(t.to, t.record.expireAt) : t.to;
+        const EpochMillis end =
+            t.record.expireAt != kNoTime ? std::min(t.to, t.record.expireAt) : t.to;
         for (std::size_t k = 0; k < marks.size(); ++k) {
             const EpochMillis from = marks[k].first;
             const EpochMillis to = k + 1 < marks.size() ? marks[k + 1].first : end;

@@ -18,7 +18,7 @@ struct TimelineEntry {
     std::string state; // RecordStatus / CallerState / AttemptOutcome / receipt status word
     std::string instance;
     std::string digest;
-    int number = 0;          // attempt number (caller), version (receipt), lock_version (record)
+    int number = 0; // attempt number (caller), version (receipt), lock_version (record)
     EpochMillis until = kNoTime; // attempt finished_at
     bool duplicate = false, outOfOrder = false;
     std::string text; // readable, as in evidence

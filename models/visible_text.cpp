@@ -55,7 +55,9 @@ int utf8At(std::string_view text, std::size_t i, char32_t& codePoint) {
     return decode(text, i, codePoint);
 }
 
-bool isControlOrBidi(char32_t codePoint) { return mustEscape(codePoint); }
+bool isControlOrBidi(char32_t codePoint) {
+    return mustEscape(codePoint);
+}
 
 bool needsVisibleEscape(std::string_view text) {
     for (std::size_t i = 0; i < text.size();) {
@@ -92,7 +94,9 @@ std::string visibleText(std::string_view text) {
             out.append(text.substr(i, n));
         } else {
             std::snprintf(buf, sizeof buf,
-                          cp < 0x100 ? "\\x%02x" : cp < 0x10000 ? "\\u%04x" : "\\U%08x",
+                          cp < 0x100     ? "\\x%02x"
+                          : cp < 0x10000 ? "\\u%04x"
+                                         : "\\U%08x",
                           static_cast<unsigned>(cp));
             out += buf;
         }

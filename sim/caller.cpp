@@ -83,8 +83,8 @@ void SimCaller::startCall() {
     Call call;
     call.fault = drawFault();
     call.callId = newCallId();
-    call.bizNo = "ORD-" + m_ctx.runId + "-" + std::to_string(m_index + 1) + "-" +
-                 std::to_string(m_seq);
+    call.bizNo =
+        "ORD-" + m_ctx.runId + "-" + std::to_string(m_index + 1) + "-" + std::to_string(m_seq);
     const int amount = std::uniform_int_distribution<int>(100, 999'999)(m_rng);
     call.digest = sha256Hex(call.bizNo + "|EUR|" + std::to_string(amount) + "|" + m_name);
     call.traceId = randomHex(m_rng, 16);
@@ -136,8 +136,7 @@ int SimCaller::processingMsFor(const Call& c, int attempt) {
     std::uniform_real_distribution<double> u(0, 1);
     if (u(m_rng) < 0.03)
         return std::uniform_int_distribution<int>(timeout + 50, timeout * 2 + 100)(m_rng);
-    return static_cast<int>(std::uniform_int_distribution<int>(5, 60)(m_rng) *
-                            m_ctx.opt.workScale);
+    return static_cast<int>(std::uniform_int_distribution<int>(5, 60)(m_rng) * m_ctx.opt.workScale);
 }
 
 void SimCaller::send(Call& c) {
@@ -229,9 +228,9 @@ void SimCaller::onTimeout(Call& c) {
             std::lock_guard lock(m_ctx.mutex);
             m_ctx.callOwner[retry.callId] = m_index;
         }
-        AnomalyLine kr = line(AnomalyKind::KeyRotation, Severity::Critical, c, {retry.callId},
-                              {}, "injected: timed-out call retried under a new callId; "
-                                  "both executed");
+        AnomalyLine kr = line(AnomalyKind::KeyRotation, Severity::Critical, c, {retry.callId}, {},
+                              "injected: timed-out call retried under a new callId; "
+                              "both executed");
         AnomalyLine sm = line(AnomalyKind::StateMismatch, Severity::Critical, c, {}, {},
                               "injected (follows key_rotation): caller confirmed FAILED, "
                               "the server executed it");
@@ -316,7 +315,7 @@ void SimCaller::onMessage(ReceiptNote& m) {
 
 void SimCaller::confirm(Call& c, RecordStatus s) {
     publishState(c, s == RecordStatus::Success ? CallerState::ConfirmedSuccess
-                                       : CallerState::ConfirmedFailed);
+                                               : CallerState::ConfirmedFailed);
     c.terminal = true;
     switch (c.fault) {
     case Fault::ReceiptMissing:
@@ -357,8 +356,7 @@ void SimCaller::followUp(Call& c) {
         // Another instance picked up the same job and sent it again.
         const auto& others = m_ctx.callers;
         const std::string other =
-            others.size() > 1 ? others[(m_index + 1) % others.size()]->name()
-                              : "order-api-shadow";
+            others.size() > 1 ? others[(m_index + 1) % others.size()]->name() : "order-api-shadow";
         Request r;
         r.callId = c.callId;
         r.digest = c.digest;
@@ -388,8 +386,8 @@ void SimCaller::finishIfDone(const std::string& callId) {
 
 // -- helpers --
 void SimCaller::schedule(const Call& c, TimerKind kind, std::int64_t afterMs, int attempt) {
-    m_timers.push(Timer{SteadyClock::now() + std::chrono::milliseconds(afterMs), c.callId,
-                        kind, attempt});
+    m_timers.push(
+        Timer{SteadyClock::now() + std::chrono::milliseconds(afterMs), c.callId, kind, attempt});
 }
 
 void SimCaller::publishState(Call& c, CallerState s) {

@@ -42,13 +42,13 @@ private:
         std::string callId, bizNo, digest, traceId;
         Fault fault = Fault::None;
         CallerState state = CallerState::Initiated;
-        int attempt = 0;           // sends so far
+        int attempt = 0; // sends so far
         bool awaitingAnswer = false;
         int highestVersion = 0;
         bool businessFails = false;
         bool ignoreReceipts = false;
-        bool terminal = false;     // confirmed or escalated
-        int followUps = 0;         // fault steps still to come
+        bool terminal = false; // confirmed or escalated
+        int followUps = 0;     // fault steps still to come
         EpochMillis initiatedAt = 0;
         std::string siblingCallId; // key rotation: the callId of the new-key retry
     };

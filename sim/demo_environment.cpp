@@ -42,7 +42,9 @@ std::string pgBin() {
     return best;
 }
 
-int run(const std::string& command) { return std::system(command.c_str()); }
+int run(const std::string& command) {
+    return std::system(command.c_str());
+}
 
 } // namespace
 
@@ -110,8 +112,8 @@ DemoEnvironment::~DemoEnvironment() = default;
 
 Config DemoEnvironment::config() const {
     Config c;
-    c.postgres.dsn = "host=" + m->dir + " port=" + std::to_string(m->port) + " dbname=" +
-                     kDatabase + " user=postgres";
+    c.postgres.dsn = "host=" + m->dir + " port=" + std::to_string(m->port) +
+                     " dbname=" + kDatabase + " user=postgres";
     c.postgres.pollInterval = Millis{500};
     c.kafka.brokers = m->brokers;
     c.kafka.callerTopics = kCallerTopic;
@@ -127,6 +129,8 @@ void recordDemoSignals() {
     std::signal(SIGTERM, onDemoSignal);
 }
 
-bool demoSignalled() { return g_signal != 0; }
+bool demoSignalled() {
+    return g_signal != 0;
+}
 
 } // namespace callscope

@@ -54,11 +54,11 @@ std::unique_ptr<KafkaProducer> KafkaProducer::create(const KafkaSettings& s, std
 bool KafkaProducer::produce(const std::string& topic, std::string_view key, std::string_view value,
                             std::string& error) {
     for (int tries = 0; tries < 1000; ++tries) {
-        const rd_kafka_resp_err_t e = rd_kafka_producev(
-            m_rk, RD_KAFKA_V_TOPIC(topic.c_str()),
-            RD_KAFKA_V_KEY(const_cast<char*>(key.data()), key.size()),
-            RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+        const rd_kafka_resp_err_t e =
+            rd_kafka_producev(m_rk, RD_KAFKA_V_TOPIC(topic.c_str()),
+                              RD_KAFKA_V_KEY(const_cast<char*>(key.data()), key.size()),
+                              RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
         if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
             rd_kafka_poll(m_rk, 0);
             return true;
@@ -77,7 +77,9 @@ bool KafkaProducer::flush(int timeoutMs) {
     return rd_kafka_flush(m_rk, timeoutMs) == RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
-std::int64_t KafkaProducer::deliveryFailures() const { return g_deliveryFailures.load(); }
+std::int64_t KafkaProducer::deliveryFailures() const {
+    return g_deliveryFailures.load();
+}
 
 bool ensureTopics(const KafkaSettings& s, const std::vector<std::string>& topics, int partitions,
                   std::string& error, std::vector<std::string>* existed) {
@@ -130,7 +132,9 @@ bool ensureTopics(const KafkaSettings& s, const std::vector<std::string>& topics
 }
 
 KafkaPartitionReader::KafkaPartitionReader(rd_kafka_t* rk) : m_rk(rk) {}
-KafkaPartitionReader::~KafkaPartitionReader() { closeConsumer(m_rk); }
+KafkaPartitionReader::~KafkaPartitionReader() {
+    closeConsumer(m_rk);
+}
 
 std::unique_ptr<KafkaPartitionReader> KafkaPartitionReader::create(const KafkaSettings& s,
                                                                    std::string& error) {

@@ -85,13 +85,11 @@ void SimServer::prepare(pqxx::connection& c) {
               "ON CONFLICT (call_id) DO UPDATE SET updated_at = EXCLUDED.updated_at "
               "WHERE idempotent_record.status = 'PROCESSING' "
               "RETURNING lock_version, status, (xmax::text <> '0')");
-    c.prepare("lock_record",
-              "SELECT request_digest, status, lock_version, "
-              "(extract(epoch from updated_at) * 1000)::bigint "
-              "FROM idempotent_record WHERE call_id = $1 FOR UPDATE");
-    c.prepare("reoccupy",
-              "UPDATE idempotent_record SET lock_version = lock_version + 1, "
-              "updated_at = $2::timestamptz WHERE call_id = $1 RETURNING lock_version");
+    c.prepare("lock_record", "SELECT request_digest, status, lock_version, "
+                             "(extract(epoch from updated_at) * 1000)::bigint "
+                             "FROM idempotent_record WHERE call_id = $1 FOR UPDATE");
+    c.prepare("reoccupy", "UPDATE idempotent_record SET lock_version = lock_version + 1, "
+                          "updated_at = $2::timestamptz WHERE call_id = $1 RETURNING lock_version");
     c.prepare("attempt",
               "INSERT INTO idempotent_attempt (call_id, request_digest, source_instance, "
               "trace_id, outcome, arrived_at, finished_at) VALUES ($1, $2, $3, $4, $5, "
@@ -123,9 +121,8 @@ std::string SimServer::receiptJson(const Request& r, RecordStatus status, int ve
 void SimServer::recordAttempt(pqxx::work& w, const Request& r, AttemptOutcome o,
                               const std::string& at, const std::string& finished,
                               std::int64_t* id) {
-    const pqxx::result res =
-        w.exec_prepared("attempt", r.callId, r.digest, r.source, r.traceId,
-                        std::string(toString(o)), at, finished);
+    const pqxx::result res = w.exec_prepared("attempt", r.callId, r.digest, r.source, r.traceId,
+                                             std::string(toString(o)), at, finished);
     if (id)
         *id = res[0][0].as<std::int64_t>();
     m_ctx.attempts++;
@@ -151,8 +148,8 @@ void SimServer::answer(const Request& r, ResponseKind kind, RecordStatus status)
 void SimServer::handle(pqxx::connection& c, Request& r) {
     if (r.orphanReceiptOnly) {
         pqxx::work w(c);
-        w.exec_prepared("outbox", r.callId,
-                        receiptJson(r, RecordStatus::Success, 2, nowMillis()), std::string());
+        w.exec_prepared("outbox", r.callId, receiptJson(r, RecordStatus::Success, 2, nowMillis()),
+                        std::string());
         w.commit();
         return;
     }
@@ -168,9 +165,8 @@ void SimServer::handle(pqxx::connection& c, Request& r) {
     {
         pqxx::work w(c);
         const pqxx::result ins =
-            w.exec_prepared(r.brokenPlaceholder ? "broken_placeholder" : "placeholder",
-                            r.callId, r.digest, r.source, arrivedIso,
-                            formatIsoMillis(arrived + ttl));
+            w.exec_prepared(r.brokenPlaceholder ? "broken_placeholder" : "placeholder", r.callId,
+                            r.digest, r.source, arrivedIso, formatIsoMillis(arrived + ttl));
         if (!ins.empty()) {
             outcome = AttemptOutcome::Executed;
             lockVersion = ins[0][0].as<int>();
@@ -203,8 +199,7 @@ void SimServer::handle(pqxx::connection& c, Request& r) {
         }
         const bool executes =
             outcome == AttemptOutcome::Executed || outcome == AttemptOutcome::Reoccupied;
-        recordAttempt(w, r, outcome, arrivedIso, executes ? std::string() : arrivedIso,
-                      &attemptId);
+        recordAttempt(w, r, outcome, arrivedIso, executes ? std::string() : arrivedIso, &attemptId);
         if (executes)
             w.exec_prepared("outbox", r.callId,
                             receiptJson(r, RecordStatus::Processing, 2 * lockVersion + 1, 0),
@@ -246,8 +241,8 @@ void SimServer::handle(pqxx::connection& c, Request& r) {
             .field("callId", r.callId)
             .field("result", result == RecordStatus::Success ? "approved" : "declined")
             .field("account", "DE89 3704 0044 0532 0130 00")
-            .field("amountCents", static_cast<std::int64_t>(
-                                      100 + (std::hash<std::string>{}(r.callId) % 100000)))
+            .field("amountCents",
+                   static_cast<std::int64_t>(100 + (std::hash<std::string>{}(r.callId) % 100000)))
             .end();
         const std::string snapshot = json.take();
         w.exec_prepared("finish_record", r.callId, std::string(toString(result)), snapshot,
@@ -256,8 +251,8 @@ void SimServer::handle(pqxx::connection& c, Request& r) {
         RecordStatus published = result;
         std::string fault;
         if (r.wrongReceipt)
-            published = result == RecordStatus::Success ? RecordStatus::Failed
-                                                        : RecordStatus::Success;
+            published =
+                result == RecordStatus::Success ? RecordStatus::Failed : RecordStatus::Success;
         if (r.dropReceipt)
             fault = "drop";
         w.exec_prepared("outbox", r.callId,

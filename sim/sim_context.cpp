@@ -13,24 +13,35 @@ namespace callscope::sim {
 
 Fault faultFor(AnomalyKind k) {
     switch (k) {
-    case AnomalyKind::StuckProcessing: return Fault::Stuck;
-    case AnomalyKind::DigestConflict: return Fault::DigestConflict;
-    case AnomalyKind::DuplicateCaller: return Fault::DuplicateCaller;
-    case AnomalyKind::KeyRotation: return Fault::KeyRotation;
-    case AnomalyKind::ConcurrentExecution: return Fault::ConcurrentExecution;
-    case AnomalyKind::ExpiredReplay: return Fault::ExpiredReplay;
-    case AnomalyKind::ReceiptMissing: return Fault::ReceiptMissing;
-    case AnomalyKind::StateMismatch: return Fault::StateMismatch;
-    case AnomalyKind::ReceiptRegression: return Fault::ReceiptRegression;
-    case AnomalyKind::CallerStuck: return Fault::CallerStuck;
-    case AnomalyKind::OrphanReceipt: return Fault::OrphanReceipt;
+    case AnomalyKind::StuckProcessing:
+        return Fault::Stuck;
+    case AnomalyKind::DigestConflict:
+        return Fault::DigestConflict;
+    case AnomalyKind::DuplicateCaller:
+        return Fault::DuplicateCaller;
+    case AnomalyKind::KeyRotation:
+        return Fault::KeyRotation;
+    case AnomalyKind::ConcurrentExecution:
+        return Fault::ConcurrentExecution;
+    case AnomalyKind::ExpiredReplay:
+        return Fault::ExpiredReplay;
+    case AnomalyKind::ReceiptMissing:
+        return Fault::ReceiptMissing;
+    case AnomalyKind::StateMismatch:
+        return Fault::StateMismatch;
+    case AnomalyKind::ReceiptRegression:
+        return Fault::ReceiptRegression;
+    case AnomalyKind::CallerStuck:
+        return Fault::CallerStuck;
+    case AnomalyKind::OrphanReceipt:
+        return Fault::OrphanReceipt;
     }
     return Fault::None;
 }
 
 std::string sha256Hex(const std::string& text) {
-    const QByteArray h = QCryptographicHash::hash(QByteArray::fromStdString(text),
-                                                  QCryptographicHash::Sha256);
+    const QByteArray h =
+        QCryptographicHash::hash(QByteArray::fromStdString(text), QCryptographicHash::Sha256);
     return h.toHex().toStdString();
 }
 

@@ -105,7 +105,7 @@ struct SimContext {
     std::vector<std::unique_ptr<SimServer>> servers;
     std::vector<std::unique_ptr<SimCaller>> callers;
 
-    std::mutex mutex; // guards the members below
+    std::mutex mutex;                               // guards the members below
     std::unordered_map<std::string, int> callOwner; // callId -> caller index
     std::vector<AnomalyLine> truth;
     std::set<std::string> truthKeys;

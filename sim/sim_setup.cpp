@@ -21,8 +21,8 @@ constexpr const char* kSimTables[] = {"idempotent_record", "idempotent_attempt",
 
 } // namespace
 
-bool prepareDatabase(const std::string& dsn, const std::string& allowWritesTo,
-                     std::string& error, bool& refused) {
+bool prepareDatabase(const std::string& dsn, const std::string& allowWritesTo, std::string& error,
+                     bool& refused) {
     const std::vector<std::string> secrets = dsnSecrets(dsn);
     try {
         pqxx::connection c(dsn);
@@ -41,10 +41,10 @@ bool prepareDatabase(const std::string& dsn, const std::string& allowWritesTo,
         }
         pqxx::work w(c);
         for (const char* table : kSimTables) {
-            const pqxx::row r = w.exec_params1(
-                "SELECT to_regclass($1) IS NOT NULL, "
-                "coalesce(obj_description(to_regclass($1), 'pg_class'), '')",
-                std::string(table));
+            const pqxx::row r =
+                w.exec_params1("SELECT to_regclass($1) IS NOT NULL, "
+                               "coalesce(obj_description(to_regclass($1), 'pg_class'), '')",
+                               std::string(table));
             if (r[0].as<bool>() && r[1].as<std::string>() != kSimMarker) {
                 error = "table " + std::string(table) + " in database \"" + db +
                         "\" was not made by callscope sim (it carries no sim marker): sim writes "
@@ -80,7 +80,8 @@ bool claimTopics(const std::string& dsn, const std::vector<std::string>& created
         for (const std::string& t : existed)
             if (ok &&
                 w.exec_params("SELECT 1 FROM callscope_sim_topics WHERE topic = $1", t).empty()) {
-                error = "topic " + t + " exists and was not created by callscope sim: sim writes "
+                error = "topic " + t +
+                        " exists and was not created by callscope sim: sim writes "
                         "only into topics it created; name another with --receipt-topic / "
                         "--caller-topic";
                 ok = false;

@@ -10,8 +10,8 @@ namespace callscope::sim {
 // The simulator never writes into a database it was not pointed at by name,
 // nor into tables it did not create: a production config passed by mistake
 // is refused before the first write.
-bool prepareDatabase(const std::string& dsn, const std::string& allowWritesTo,
-                     std::string& error, bool& refused);
+bool prepareDatabase(const std::string& dsn, const std::string& allowWritesTo, std::string& error,
+                     bool& refused);
 
 // Topics the simulator may write: the ones it has just created (recorded as
 // its own) and the ones it created before; any other existing topic is refused.

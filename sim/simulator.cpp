@@ -44,8 +44,7 @@ SimResult runSimulation(const Config& config, const SimOptions& opt,
         std::mt19937_64 r(opt.seed ^ static_cast<std::uint64_t>(nowMillis()));
         ctx.runId = sim::randomHex(r, 6);
     }
-    if (!sim::prepareDatabase(config.postgres.dsn, opt.allowWritesTo, result.error,
-                              result.refused))
+    if (!sim::prepareDatabase(config.postgres.dsn, opt.allowWritesTo, result.error, result.refused))
         return result;
 
     KafkaSettings ks{config.kafka.brokers, config.kafka.properties, config.kafka.partitioner};
@@ -62,8 +61,7 @@ SimResult runSimulation(const Config& config, const SimOptions& opt,
         for (const std::string& t : topics)
             if (std::find(existed.begin(), existed.end(), t) == existed.end())
                 created.push_back(t);
-        if (!sim::claimTopics(config.postgres.dsn, created, existed, result.error,
-                              result.refused))
+        if (!sim::claimTopics(config.postgres.dsn, created, existed, result.error, result.refused))
             return result;
     }
     auto producer = KafkaProducer::create(ks, result.error);
@@ -121,8 +119,8 @@ SimResult runSimulation(const Config& config, const SimOptions& opt,
     for (auto n : unfinished)
         result.stats.unfinishedCalls += n;
     if (producer->deliveryFailures() > 0)
-        ctx.failure = std::to_string(producer->deliveryFailures()) +
-                      " messages were not delivered to Kafka";
+        ctx.failure =
+            std::to_string(producer->deliveryFailures()) + " messages were not delivered to Kafka";
 
     if (!opt.truthPath.empty()) {
         std::vector<std::string> lines;

@@ -24,13 +24,13 @@ struct SimOptions {
     // Healthy failures that must NOT look like anomalies: a server dies after
     // its placeholder and a later retry re-occupies the stale record.
     double crashRate = 0.0;
-    std::string truthPath;                 // "" = no truth file
+    std::string truthPath; // "" = no truth file
     std::string receiptTopic = "receipts.sim";
-    std::string callerTopic;               // "" = config's caller topic
+    std::string callerTopic; // "" = config's caller topic
     int partitions = 4;
     Millis requestTimeout{250};
-    Millis staleTimeout{2'000};            // server re-occupies a PROCESSING older than this
-    Millis recordTtl{24 * 3'600'000};      // expire_at = created_at + this
+    Millis staleTimeout{2'000};       // server re-occupies a PROCESSING older than this
+    Millis recordTtl{24 * 3'600'000}; // expire_at = created_at + this
     Millis drainTimeout{30'000};
     double workScale = 1.0; // scales the servers' simulated work (0.01 for bulk data)
     // false when the topics exist and are the caller's own: the demo's

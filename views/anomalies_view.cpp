@@ -79,7 +79,9 @@ AnomaliesView::AnomaliesView(AnomalyTableModel* model, QWidget* parent)
     refreshCounts();
 }
 
-void AnomaliesView::setInstanceFilter(const QString& instance) { m_instance->setText(instance); }
+void AnomaliesView::setInstanceFilter(const QString& instance) {
+    m_instance->setText(instance);
+}
 
 void AnomaliesView::refreshCounts() {
     QStringList parts;

@@ -158,21 +158,32 @@ QVariant AnomalyTableModel::data(const QModelIndex& index, int role) const {
     switch (role) {
     case Qt::DisplayRole:
         switch (index.column()) {
-        case Kind: return qs(toString(a.kind));
-        case Severity: return qs(toString(a.severity));
-        case State: return a.open ? QStringLiteral("open") : QStringLiteral("resolved");
-        case CallIds: return join(a.callIds);
-        case Instances: return join(a.instances);
-        case Age: return age((a.open ? m_now : a.resolvedAt) - a.firstEventAt);
-        case Summary: return shownText(a.summary);
+        case Kind:
+            return qs(toString(a.kind));
+        case Severity:
+            return qs(toString(a.severity));
+        case State:
+            return a.open ? QStringLiteral("open") : QStringLiteral("resolved");
+        case CallIds:
+            return join(a.callIds);
+        case Instances:
+            return join(a.instances);
+        case Age:
+            return age((a.open ? m_now : a.resolvedAt) - a.firstEventAt);
+        case Summary:
+            return shownText(a.summary);
         }
         break;
     case SortRole:
         switch (index.column()) {
-        case Severity: return static_cast<int>(a.severity);
-        case State: return a.open ? 1 : 0;
-        case Age: return static_cast<qlonglong>(-a.firstEventAt); // older sorts as more
-        default: return data(index, Qt::DisplayRole);
+        case Severity:
+            return static_cast<int>(a.severity);
+        case State:
+            return a.open ? 1 : 0;
+        case Age:
+            return static_cast<qlonglong>(-a.firstEventAt); // older sorts as more
+        default:
+            return data(index, Qt::DisplayRole);
         }
     case Qt::ForegroundRole:
         if (index.column() == Severity)
@@ -186,10 +197,14 @@ QVariant AnomalyTableModel::data(const QModelIndex& index, int role) const {
         break;
     case CallIdRole: // raw: a lookup key
         return a.callIds.empty() ? QString() : qs(a.callIds.front());
-    case KindRole: return qs(toString(a.kind));
-    case SeverityRole: return static_cast<int>(a.severity);
-    case OpenRole: return a.open;
-    case InstancesRole: return rawJoin(a.instances, "\n");
+    case KindRole:
+        return qs(toString(a.kind));
+    case SeverityRole:
+        return static_cast<int>(a.severity);
+    case OpenRole:
+        return a.open;
+    case InstancesRole:
+        return rawJoin(a.instances, "\n");
     case SearchTextRole:
         return QString(rawJoin(a.callIds, " ") + QLatin1Char(' ') + rawJoin(a.instances, " ") +
                        QLatin1Char(' ') + qs(a.summary) + QLatin1Char(' ') +
@@ -203,35 +218,64 @@ QVariant AnomalyTableModel::headerData(int section, Qt::Orientation o, int role)
         return {};
     if (role == Qt::ToolTipRole) {
         switch (section) {
-        case Kind: return tr("The detection that fired (SPEC \u00a73), e.g. key_rotation");
-        case Severity: return tr("critical, warning or info; most severe first by default");
-        case State: return tr("open while the anomaly holds; resolved once it stops holding");
-        case CallIds: return tr("Every callId involved; the first one opens in the drill-down");
-        case Instances: return tr("Caller and server instances seen acting on these callIds");
-        case Age: return tr("Time since the first evidence (until resolution for resolved ones)");
-        case Summary: return tr("What was found, in one line; the drill-down shows the evidence");
+        case Kind:
+            return tr("The detection that fired (SPEC \u00a73), e.g. key_rotation");
+        case Severity:
+            return tr("critical, warning or info; most severe first by default");
+        case State:
+            return tr("open while the anomaly holds; resolved once it stops holding");
+        case CallIds:
+            return tr("Every callId involved; the first one opens in the drill-down");
+        case Instances:
+            return tr("Caller and server instances seen acting on these callIds");
+        case Age:
+            return tr("Time since the first evidence (until resolution for resolved ones)");
+        case Summary:
+            return tr("What was found, in one line; the drill-down shows the evidence");
         }
         return {};
     }
     if (role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case Kind: return tr("Kind");
-    case Severity: return tr("Severity");
-    case State: return tr("State");
-    case CallIds: return tr("CallIds");
-    case Instances: return tr("Instances");
-    case Age: return tr("Age");
-    case Summary: return tr("Summary");
+    case Kind:
+        return tr("Kind");
+    case Severity:
+        return tr("Severity");
+    case State:
+        return tr("State");
+    case CallIds:
+        return tr("CallIds");
+    case Instances:
+        return tr("Instances");
+    case Age:
+        return tr("Age");
+    case Summary:
+        return tr("Summary");
     }
     return {};
 }
 
-void AnomalyFilterModel::setKind(const QString& k) { m_kind = k; invalidateFilter(); }
-void AnomalyFilterModel::setMinSeverity(int s) { m_minSeverity = s; invalidateFilter(); }
-void AnomalyFilterModel::setInstance(const QString& i) { m_instance = i; invalidateFilter(); }
-void AnomalyFilterModel::setText(const QString& t) { m_text = t; invalidateFilter(); }
-void AnomalyFilterModel::setShowResolved(bool s) { m_showResolved = s; invalidateFilter(); }
+void AnomalyFilterModel::setKind(const QString& k) {
+    m_kind = k;
+    invalidateFilter();
+}
+void AnomalyFilterModel::setMinSeverity(int s) {
+    m_minSeverity = s;
+    invalidateFilter();
+}
+void AnomalyFilterModel::setInstance(const QString& i) {
+    m_instance = i;
+    invalidateFilter();
+}
+void AnomalyFilterModel::setText(const QString& t) {
+    m_text = t;
+    invalidateFilter();
+}
+void AnomalyFilterModel::setShowResolved(bool s) {
+    m_showResolved = s;
+    invalidateFilter();
+}
 
 bool AnomalyFilterModel::filterAcceptsRow(int row, const QModelIndex& parent) const {
     const QModelIndex i = sourceModel()->index(row, 0, parent);

@@ -17,8 +17,15 @@ class AnomalyTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
     enum Column { Kind, Severity, State, CallIds, Instances, Age, Summary, ColumnCount };
-    enum Role { SortRole = Qt::UserRole, CallIdRole, KindRole, SeverityRole, OpenRole,
-                InstancesRole, SearchTextRole };
+    enum Role {
+        SortRole = Qt::UserRole,
+        CallIdRole,
+        KindRole,
+        SeverityRole,
+        OpenRole,
+        InstancesRole,
+        SearchTextRole
+    };
 
     explicit AnomalyTableModel(QObject* parent = nullptr);
 
@@ -51,8 +58,8 @@ class AnomalyFilterModel : public QSortFilterProxyModel {
     Q_OBJECT
 public:
     using QSortFilterProxyModel::QSortFilterProxyModel;
-    void setKind(const QString& kind);     // "" = every kind
-    void setMinSeverity(int severity);     // 0 info .. 2 critical
+    void setKind(const QString& kind); // "" = every kind
+    void setMinSeverity(int severity); // 0 info .. 2 critical
     void setInstance(const QString& instance);
     void setText(const QString& text);
     void setShowResolved(bool show);

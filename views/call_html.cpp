@@ -5,7 +5,9 @@
 namespace callscope {
 namespace {
 
-QString esc(const std::string& s) { return htmlText(s); }
+QString esc(const std::string& s) {
+    return htmlText(s);
+}
 QString when(EpochMillis t) {
     return t == kNoTime ? QStringLiteral("\u2014") : QString::fromStdString(formatIsoMillis(t));
 }
@@ -32,7 +34,8 @@ QString none(int columns) {
 } // namespace
 
 QString diagnosisHtml(const Diagnosis& d, const CallHtmlStyle& style) {
-    QString h = QStringLiteral("<p><b>Diagnosis:</b> ") + esc(d.verdict) + QStringLiteral("</p><ol>");
+    QString h =
+        QStringLiteral("<p><b>Diagnosis:</b> ") + esc(d.verdict) + QStringLiteral("</p><ol>");
     for (const DiagnosisStep& s : d.steps)
         h += QStringLiteral("<li>") + esc(s.question) + QStringLiteral(" ") +
              (s.decisive ? QStringLiteral("<b>") + esc(s.answer) + QStringLiteral("</b> (decisive)")
@@ -49,37 +52,38 @@ QString diagnosisHtml(const Diagnosis& d, const CallHtmlStyle& style) {
     return h;
 }
 
-QString callTablesHtml(const CallTimeline& t, const Diagnosis& d,
-                       const std::string* resultSnapshot, const CallHtmlStyle& style) {
+QString callTablesHtml(const CallTimeline& t, const Diagnosis& d, const std::string* resultSnapshot,
+                       const CallHtmlStyle& style) {
     QString h = QStringLiteral("<h3>Evidence</h3>") + tableStart(style) +
                 header(style, {"time", "callId", "event"});
     if (d.evidence.empty())
         h += none(3);
     for (const Evidence& e : d.evidence)
         h += QStringLiteral("<tr><td><tt>") + when(e.at) + QStringLiteral("</tt></td><td>") +
-             esc(e.callId) + QStringLiteral("</td><td>") + esc(e.what) + QStringLiteral("</td></tr>");
+             esc(e.callId) + QStringLiteral("</td><td>") + esc(e.what) +
+             QStringLiteral("</td></tr>");
     h += QStringLiteral("</table><h3>Server record</h3>");
     if (!t.record.present) {
         h += QStringLiteral("<p>no record</p>");
     } else {
         const auto row = [&](const char* name, const QString& value) {
-            h += QStringLiteral("<tr><td>") + QString::fromUtf8(name) + QStringLiteral("</td><td>") +
-                 value + QStringLiteral("</td></tr>");
+            h += QStringLiteral("<tr><td>") + QString::fromUtf8(name) +
+                 QStringLiteral("</td><td>") + value + QStringLiteral("</td></tr>");
         };
         h += tableStart(style);
         row("status", QStringLiteral("<b>") + esc(t.record.status) + QStringLiteral("</b>"));
-        row("request digest", (style.print ? QStringLiteral("<span class=digest>")
-                                           : QStringLiteral("<tt>")) +
-                                  esc(t.record.digest) +
-                                  (style.print ? QStringLiteral("</span>") : QStringLiteral("</tt>")));
+        row("request digest",
+            (style.print ? QStringLiteral("<span class=digest>") : QStringLiteral("<tt>")) +
+                esc(t.record.digest) +
+                (style.print ? QStringLiteral("</span>") : QStringLiteral("</tt>")));
         row("first source", esc(t.record.firstSource));
         row("lock_version", QString::number(t.record.lockVersion));
         row("created", when(t.record.createdAt));
         row("updated", when(t.record.updatedAt));
         row("expires", when(t.record.expireAt));
         if (resultSnapshot)
-            row("result_snapshot", QStringLiteral("<tt>") + esc(*resultSnapshot) +
-                                       QStringLiteral("</tt>"));
+            row("result_snapshot",
+                QStringLiteral("<tt>") + esc(*resultSnapshot) + QStringLiteral("</tt>"));
         h += QStringLiteral("</table>");
     }
     const auto lane = [&](const char* title, Lane l) {
@@ -89,8 +93,8 @@ QString callTablesHtml(const CallTimeline& t, const Diagnosis& d,
         for (const TimelineEntry& e : t.entries)
             if (e.lane == l) {
                 ++n;
-                h += QStringLiteral("<tr><td><tt>") + when(e.at) + QStringLiteral("</tt></td><td>") +
-                     esc(e.text) + QStringLiteral("</td></tr>");
+                h += QStringLiteral("<tr><td><tt>") + when(e.at) +
+                     QStringLiteral("</tt></td><td>") + esc(e.text) + QStringLiteral("</td></tr>");
             }
         if (!n)
             h += none(2);

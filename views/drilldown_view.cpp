@@ -22,7 +22,9 @@
 namespace callscope {
 namespace {
 
-QString esc(const std::string& s) { return htmlText(s); }
+QString esc(const std::string& s) {
+    return htmlText(s);
+}
 
 // A link that opens a callId: the id itself, percent-encoded, whatever it holds.
 QString callLink(const std::string& id) {
@@ -30,7 +32,9 @@ QString callLink(const std::string& id) {
            QString::fromLatin1(QUrl::toPercentEncoding(qs(id))) + QStringLiteral("\">") + esc(id) +
            QStringLiteral("</a> ");
 }
-QString when(EpochMillis t) { return t == kNoTime ? QStringLiteral("\u2014") : qs(formatIsoMillis(t)); }
+QString when(EpochMillis t) {
+    return t == kNoTime ? QStringLiteral("\u2014") : qs(formatIsoMillis(t));
+}
 
 } // namespace
 
@@ -153,13 +157,14 @@ void DrilldownView::showDetail(const CallDetail& d) {
     m_anomaly->clear();
     m_anomaly->addItem(tr("(none)"));
     for (const Anomaly& a : d.anomalies)
-        m_anomaly->addItem(qs(toString(a.kind)) + QStringLiteral(" \u2014 ") + qs(toString(a.severity)));
+        m_anomaly->addItem(qs(toString(a.kind)) + QStringLiteral(" \u2014 ") +
+                           qs(toString(a.severity)));
     m_anomaly->setCurrentIndex(d.anomalies.empty() ? 0 : 1);
     m_anomaly->blockSignals(false);
-    m_timeline->setTimeline(d.timeline, d.anomalies.empty()
-                                            ? QSet<QString>{}
-                                            : evidenceKeys(d.anomalies.front().evidence,
-                                                           d.timeline.callId));
+    m_timeline->setTimeline(d.timeline,
+                            d.anomalies.empty()
+                                ? QSet<QString>{}
+                                : evidenceKeys(d.anomalies.front().evidence, d.timeline.callId));
     m_details->setHtml(detailsHtml(d));
 }
 
@@ -177,11 +182,11 @@ QString DrilldownView::detailsHtml(const CallDetail& d) const {
     if (d.anomalies.empty())
         h += QStringLiteral("<p>none</p>");
     for (const Anomaly& a : d.anomalies)
-        h += QStringLiteral("<p><span style=\"color:") + severityColor(toString(a.severity)).name() +
-             QStringLiteral("\"><b>[") + qs(toString(a.severity)) + QStringLiteral("] ") +
-             qs(toString(a.kind)) + QStringLiteral("</b></span> ") +
-             (a.open ? QString() : QStringLiteral("(resolved) ")) + esc(a.summary) +
-             QStringLiteral("</p>");
+        h += QStringLiteral("<p><span style=\"color:") +
+             severityColor(toString(a.severity)).name() + QStringLiteral("\"><b>[") +
+             qs(toString(a.severity)) + QStringLiteral("] ") + qs(toString(a.kind)) +
+             QStringLiteral("</b></span> ") + (a.open ? QString() : QStringLiteral("(resolved) ")) +
+             esc(a.summary) + QStringLiteral("</p>");
     h += callTablesHtml(d.timeline, d.diagnosis, nullptr, style);
     if (!d.message.empty())
         h += QStringLiteral("<p><i>") + esc(d.message) + QStringLiteral("</i></p>");

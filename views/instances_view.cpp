@@ -30,7 +30,9 @@ void InstanceTableModel::setStats(std::vector<InstanceStats> stats) {
 int InstanceTableModel::rowCount(const QModelIndex& p) const {
     return p.isValid() ? 0 : static_cast<int>(m_rows.size());
 }
-int InstanceTableModel::columnCount(const QModelIndex& p) const { return p.isValid() ? 0 : ColumnCount; }
+int InstanceTableModel::columnCount(const QModelIndex& p) const {
+    return p.isValid() ? 0 : ColumnCount;
+}
 
 QVariant InstanceTableModel::data(const QModelIndex& index, int role) const {
     if (!index.isValid() || index.row() >= rowCount())
@@ -38,12 +40,18 @@ QVariant InstanceTableModel::data(const QModelIndex& index, int role) const {
     const InstanceStats& s = m_rows[static_cast<std::size_t>(index.row())];
     if (role == Qt::DisplayRole || role == SortRole) {
         switch (index.column()) {
-        case Instance: return role == SortRole ? qs(s.instance) : shownText(s.instance);
-        case Calls: return s.calls;
-        case Retries: return s.retries;
-        case DuplicateCallers: return s.duplicateCallers;
-        case Conflicts: return s.conflicts;
-        case OpenAnomalies: return s.anomalies;
+        case Instance:
+            return role == SortRole ? qs(s.instance) : shownText(s.instance);
+        case Calls:
+            return s.calls;
+        case Retries:
+            return s.retries;
+        case DuplicateCallers:
+            return s.duplicateCallers;
+        case Conflicts:
+            return s.conflicts;
+        case OpenAnomalies:
+            return s.anomalies;
         }
     }
     if (role == Qt::TextAlignmentRole && index.column() != Instance)
@@ -58,24 +66,37 @@ QVariant InstanceTableModel::headerData(int section, Qt::Orientation o, int role
         return {};
     if (role == Qt::ToolTipRole) {
         switch (section) {
-        case Instance: return tr("A caller instance, from caller events and the attempts' source_instance");
-        case Calls: return tr("CallIds this instance acted on");
-        case Retries: return tr("Sends after the first one (caller events AWAITING_RESPONSE with attempt > 1)");
-        case DuplicateCallers: return tr("duplicate_caller anomalies naming this instance");
-        case Conflicts: return tr("digest_conflict anomalies naming this instance");
-        case OpenAnomalies: return tr("Open anomalies of any kind naming this instance");
+        case Instance:
+            return tr("A caller instance, from caller events and the attempts' source_instance");
+        case Calls:
+            return tr("CallIds this instance acted on");
+        case Retries:
+            return tr(
+                "Sends after the first one (caller events AWAITING_RESPONSE with attempt > 1)");
+        case DuplicateCallers:
+            return tr("duplicate_caller anomalies naming this instance");
+        case Conflicts:
+            return tr("digest_conflict anomalies naming this instance");
+        case OpenAnomalies:
+            return tr("Open anomalies of any kind naming this instance");
         }
         return {};
     }
     if (role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case Instance: return tr("Instance");
-    case Calls: return tr("Calls");
-    case Retries: return tr("Retries");
-    case DuplicateCallers: return tr("Duplicate callers");
-    case Conflicts: return tr("Digest conflicts");
-    case OpenAnomalies: return tr("Open anomalies");
+    case Instance:
+        return tr("Instance");
+    case Calls:
+        return tr("Calls");
+    case Retries:
+        return tr("Retries");
+    case DuplicateCallers:
+        return tr("Duplicate callers");
+    case Conflicts:
+        return tr("Digest conflicts");
+    case OpenAnomalies:
+        return tr("Open anomalies");
     }
     return {};
 }
@@ -103,12 +124,14 @@ InstancesView::InstancesView(QWidget* parent)
     connect(m_table->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
         const auto rows = m_table->selectionModel()->selectedRows();
         // The name as stored (the filter compares it with the anomalies'), not as shown.
-        emit instanceSelected(
-            rows.isEmpty() ? QString()
-                           : rows.front().data(InstanceTableModel::SortRole).toString());
+        emit instanceSelected(rows.isEmpty()
+                                  ? QString()
+                                  : rows.front().data(InstanceTableModel::SortRole).toString());
     });
 }
 
-void InstancesView::setStats(std::vector<InstanceStats> stats) { m_model->setStats(std::move(stats)); }
+void InstancesView::setStats(std::vector<InstanceStats> stats) {
+    m_model->setStats(std::move(stats));
+}
 
 } // namespace callscope

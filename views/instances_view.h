@@ -13,7 +13,15 @@ namespace callscope {
 class InstanceTableModel : public QAbstractTableModel {
     Q_OBJECT
 public:
-    enum Column { Instance, Calls, Retries, DuplicateCallers, Conflicts, OpenAnomalies, ColumnCount };
+    enum Column {
+        Instance,
+        Calls,
+        Retries,
+        DuplicateCallers,
+        Conflicts,
+        OpenAnomalies,
+        ColumnCount
+    };
     enum Role { SortRole = Qt::UserRole };
     using QAbstractTableModel::QAbstractTableModel;
     void setStats(std::vector<InstanceStats> stats);

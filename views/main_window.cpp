@@ -12,31 +12,31 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDir>
-#include <QHeaderView>
-#include <QMenuBar>
-#include <QSplitter>
-#include <QTableWidget>
-#include <QVBoxLayout>
 #include <QFileDialog>
-#include <QItemSelectionModel>
-#include <QMenu>
-#include <QProgressDialog>
-#include <QTableView>
-#include <QToolButton>
-#include <QComboBox>
+#include <QHeaderView>
 #include <QInputDialog>
+#include <QItemSelectionModel>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
+#include <QMenuBar>
 #include <QMessageBox>
+#include <QProgressDialog>
 #include <QScreen>
 #include <QSettings>
+#include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
+#include <QTableView>
+#include <QTableWidget>
 #include <QTimer>
 #include <QToolBar>
+#include <QToolButton>
+#include <QVBoxLayout>
 
 namespace callscope {
 namespace {
@@ -52,12 +52,12 @@ QString dot(bool ok, bool configured = true) {
 } // namespace
 
 MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
-    : QMainWindow(parent), m_tabs(new QTabWidget(this)), m_anomalyModel(new AnomalyTableModel(this)),
-      m_overview(new OverviewView(this)), m_anomalies(new AnomaliesView(m_anomalyModel, this)),
-      m_drilldown(new DrilldownView(this)), m_instances(new InstancesView(this)),
-      m_window(new QComboBox(this)), m_search(new QLineEdit(this)), m_postgres(new QLabel(this)),
-      m_kafka(new QLabel(this)), m_rejected(new QLabel(this)), m_status(new QLabel(this)),
-      m_detectionsOff(new QLabel(this)),
+    : QMainWindow(parent), m_tabs(new QTabWidget(this)),
+      m_anomalyModel(new AnomalyTableModel(this)), m_overview(new OverviewView(this)),
+      m_anomalies(new AnomaliesView(m_anomalyModel, this)), m_drilldown(new DrilldownView(this)),
+      m_instances(new InstancesView(this)), m_window(new QComboBox(this)),
+      m_search(new QLineEdit(this)), m_postgres(new QLabel(this)), m_kafka(new QLabel(this)),
+      m_rejected(new QLabel(this)), m_status(new QLabel(this)), m_detectionsOff(new QLabel(this)),
       m_flushTimer(new QTimer(this)) {
     setSources(sourcesText);
     m_tabs->addTab(m_overview, tr("&Overview"));
@@ -125,9 +125,8 @@ MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
         QString label = m_window->itemText(i);
         if (ms < 0) {
             bool ok = false;
-            const int minutes = QInputDialog::getInt(this, tr("Custom window"),
-                                                     tr("Minutes before now:"), 60, 1, 60 * 24 * 30,
-                                                     1, &ok);
+            const int minutes = QInputDialog::getInt(
+                this, tr("Custom window"), tr("Minutes before now:"), 60, 1, 60 * 24 * 30, 1, &ok);
             if (!ok)
                 return;
             ms = qint64(minutes) * 60'000;
@@ -206,7 +205,9 @@ void MainWindow::restoreLayout() {
     rebuildRecentMenus();
 }
 
-QString MainWindow::lastConfigPath() { return QSettings().value(kLastConfig).toString(); }
+QString MainWindow::lastConfigPath() {
+    return QSettings().value(kLastConfig).toString();
+}
 
 QStringList MainWindow::recentCallIds() const {
     return QSettings().value(kRecentCalls).toStringList();
@@ -221,8 +222,7 @@ void MainWindow::setSources(const QString& sourcesText) {
 }
 
 void MainWindow::setDeployment(const DetectionSources& sources) {
-    m_overview->setNotRead(sources.records, sources.attempts && sources.records,
-                           sources.receipts);
+    m_overview->setNotRead(sources.records, sources.attempts && sources.records, sources.receipts);
     const auto off = detectionsOff(sources);
     m_detectionsOff->setVisible(!off.empty());
     // A fact about the configuration, not an alarm: plain text, the reasons on hover.
@@ -230,9 +230,9 @@ void MainWindow::setDeployment(const DetectionSources& sources) {
                                              : tr("%1 detections off").arg(off.size()));
     QStringList tip{tr("Not judged: their inputs are not read by this configuration")};
     for (const auto& [kind, why] : off)
-        tip << QStringLiteral("%1: %2").arg(QString::fromUtf8(toString(kind).data(),
-                                                              toString(kind).size()),
-                                            QString::fromStdString(why));
+        tip << QStringLiteral("%1: %2").arg(
+            QString::fromUtf8(toString(kind).data(), toString(kind).size()),
+            QString::fromStdString(why));
     m_detectionsOff->setToolTip(plainTip(tip.join(QLatin1Char('\n'))));
 }
 
@@ -344,9 +344,8 @@ void MainWindow::createMenus() {
         themes->addAction(a);
     }
     view->addSeparator();
-    QAction* full = view->addAction(tr("&Full screen"), this, [this] {
-        setWindowState(windowState() ^ Qt::WindowFullScreen);
-    });
+    QAction* full = view->addAction(
+        tr("&Full screen"), this, [this] { setWindowState(windowState() ^ Qt::WindowFullScreen); });
     full->setShortcut(QKeySequence::FullScreen);
 
     // Go
@@ -391,8 +390,8 @@ QDialog* MainWindow::showShortcuts() {
         const std::function<void(QMenu*, const QString&)> walk = [&](QMenu* menu,
                                                                      const QString& path) {
             for (QAction* a : menu->actions()) {
-                const QString name = path + QStringLiteral(" \u203a ") +
-                                     QString(a->text()).remove(QLatin1Char('&'));
+                const QString name =
+                    path + QStringLiteral(" \u203a ") + QString(a->text()).remove(QLatin1Char('&'));
                 if (a->menu())
                     walk(a->menu(), name);
                 else if (!a->shortcuts().isEmpty()) {
@@ -424,9 +423,11 @@ QDialog* MainWindow::showShortcuts() {
         // Tall enough to show every row without scrolling, where the screen allows.
         const int rowsHeight = table->verticalHeader()->length() +
                                table->horizontalHeader()->height() + 2 * table->frameWidth();
-        const QRect screen = this->screen() ? this->screen()->availableGeometry() : QRect(0, 0, 1280, 800);
-        m_shortcuts->resize(qMin(screen.width(), qMax(640, table->horizontalHeader()->length() + 40)),
-                            qMin(screen.height() - 80, rowsHeight + close->sizeHint().height() + 40));
+        const QRect screen =
+            this->screen() ? this->screen()->availableGeometry() : QRect(0, 0, 1280, 800);
+        m_shortcuts->resize(
+            qMin(screen.width(), qMax(640, table->horizontalHeader()->length() + 40)),
+            qMin(screen.height() - 80, rowsHeight + close->sizeHint().height() + 40));
     }
     m_shortcuts->show();
     m_shortcuts->raise();
@@ -440,7 +441,9 @@ void MainWindow::setWindowChoice(const QString& label) {
         m_window->setCurrentIndex(i);
 }
 
-void MainWindow::showTab(Tab tab) { m_tabs->setCurrentIndex(tab); }
+void MainWindow::showTab(Tab tab) {
+    m_tabs->setCurrentIndex(tab);
+}
 
 void MainWindow::openCall(const QString& query) {
     if (query.trimmed().isEmpty())
@@ -476,7 +479,9 @@ void MainWindow::showPlain(int icon, const QString& title, const QString& text) 
     box.exec();
 }
 
-void MainWindow::flush() { applyPending(); }
+void MainWindow::flush() {
+    applyPending();
+}
 
 void MainWindow::exportReport(int scope) {
     QStringList ids;
@@ -489,12 +494,14 @@ void MainWindow::exportReport(int scope) {
                     ids << qs(id);
         }
         if (ids.isEmpty()) {
-            QMessageBox::information(this, tr("Export report"), tr("Select anomalies in the Anomalies tab first."));
+            QMessageBox::information(this, tr("Export report"),
+                                     tr("Select anomalies in the Anomalies tab first."));
             return;
         }
     } else if (scope == 1) {
         if (m_drilldown->currentCallId().isEmpty()) {
-            QMessageBox::information(this, tr("Export report"), tr("Open a callId in the drill-down first."));
+            QMessageBox::information(this, tr("Export report"),
+                                     tr("Open a callId in the drill-down first."));
             return;
         }
         ids << m_drilldown->currentCallId();
@@ -505,11 +512,13 @@ void MainWindow::exportReport(int scope) {
     if (path.isEmpty())
         return;
     const bool payloads =
-        QMessageBox::question(this, tr("Export report"),
-                              tr("Include payloads (result_snapshot)? They are redacted otherwise."),
-                              QMessageBox::Yes | QMessageBox::No, QMessageBox::No) == QMessageBox::Yes;
+        QMessageBox::question(
+            this, tr("Export report"),
+            tr("Include payloads (result_snapshot)? They are redacted otherwise."),
+            QMessageBox::Yes | QMessageBox::No, QMessageBox::No) == QMessageBox::Yes;
     delete m_reportProgress;
-    m_reportProgress = new QProgressDialog(tr("Writing the report\u2026"), tr("Cancel"), 0, 0, this);
+    m_reportProgress =
+        new QProgressDialog(tr("Writing the report\u2026"), tr("Cancel"), 0, 0, this);
     m_reportProgress->setWindowModality(Qt::WindowModal);
     m_reportProgress->setMinimumDuration(300);
     connect(m_reportProgress, &QProgressDialog::canceled, this, &MainWindow::cancelReportRequested);
@@ -566,7 +575,9 @@ void MainWindow::applyPending() {
 
 void MainWindow::updateHealth(const DashboardSnapshot& s) {
     for (const SourceHealth& src : s.sources) {
-        QLabel* l = src.source == "postgres" ? m_postgres : src.source == "kafka" ? m_kafka : nullptr;
+        QLabel* l = src.source == "postgres" ? m_postgres
+                    : src.source == "kafka"  ? m_kafka
+                                             : nullptr;
         if (!l)
             continue;
         QString text = dot(src.connected, src.configured) +

@@ -216,8 +216,8 @@ void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>&
         m_rejected->setToolTip(plainTip(tip.join(QLatin1Char('\n'))));
     }
 
-    m_points.push_back({s.at, {s.receiptsPerSec, s.attemptsPerSec, s.callerEventsPerSec,
-                               s.recordsPerSec}});
+    m_points.push_back(
+        {s.at, {s.receiptsPerSec, s.attemptsPerSec, s.callerEventsPerSec, s.recordsPerSec}});
     while (m_points.size() > kHistory)
         m_points.pop_front();
     double top = 1;
@@ -270,9 +270,9 @@ void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>&
         }
         series->replace(pts);
     }
-    m_anomalyX->setRange(QDateTime::fromMSecsSinceEpoch(m_anomalyPoints.front().first),
-                         QDateTime::fromMSecsSinceEpoch(
-                             std::max(s.at, m_anomalyPoints.front().first + 10'000)));
+    m_anomalyX->setRange(
+        QDateTime::fromMSecsSinceEpoch(m_anomalyPoints.front().first),
+        QDateTime::fromMSecsSinceEpoch(std::max(s.at, m_anomalyPoints.front().first + 10'000)));
     m_anomalyY->setRange(0, anomalyTop < 5 ? 5 : anomalyTop * 1.15);
     m_anomalyY->setTickType(QValueAxis::TicksDynamic);
     m_anomalyY->setTickAnchor(0);

@@ -40,8 +40,8 @@ private:
         double values[4];
     };
     std::vector<QLabel*> m_notRead; // tiles left alone by update()
-    QLabel *m_processing, *m_success, *m_failed, *m_receipts, *m_attempts, *m_critical,
-        *m_warning, *m_info, *m_calls, *m_rejected;
+    QLabel *m_processing, *m_success, *m_failed, *m_receipts, *m_attempts, *m_critical, *m_warning,
+        *m_info, *m_calls, *m_rejected;
     QChart* m_throughputChart;
     QLineSeries* m_throughput[4];
     QDateTimeAxis* m_throughputX;

@@ -11,9 +11,13 @@ QString qs(std::string_view text) {
     return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
 }
 
-QString shownText(std::string_view text) { return qs(visibleText(text)); }
+QString shownText(std::string_view text) {
+    return qs(visibleText(text));
+}
 
-QString htmlText(std::string_view text) { return shownText(text).toHtmlEscaped(); }
+QString htmlText(std::string_view text) {
+    return shownText(text).toHtmlEscaped();
+}
 
 QString plainTip(const QString& plain) {
     return plain.isEmpty() ? plain : Qt::convertFromPlainText(plain, Qt::WhiteSpaceNormal);

@@ -8,10 +8,10 @@
 
 namespace callscope {
 
-QColor stateColor(std::string_view state);     // record, caller and attempt words
+QColor stateColor(std::string_view state); // record, caller and attempt words
 QColor severityColor(std::string_view severity);
 QColor instanceColor(const QString& instance); // stable per name
-QString qs(std::string_view text);              // std::string_view -> QString (UTF-8)
+QString qs(std::string_view text);             // std::string_view -> QString (UTF-8)
 
 // Data from tables and messages on its way to a widget, HTML, SVG or PDF
 // (SPEC §8): shownText is the visible form (models/visible_text.h: control,

@@ -25,8 +25,12 @@
 namespace callscope {
 namespace {
 
-QString esc(const std::string& s) { return htmlText(s); }
-QString when(EpochMillis t) { return t == kNoTime ? QStringLiteral("\u2014") : qs(formatIsoMillis(t)); }
+QString esc(const std::string& s) {
+    return htmlText(s);
+}
+QString when(EpochMillis t) {
+    return t == kNoTime ? QStringLiteral("\u2014") : qs(formatIsoMillis(t));
+}
 
 QString localTime(EpochMillis t) {
     return QDateTime::fromMSecsSinceEpoch(t).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss t"));
@@ -72,24 +76,27 @@ QString summaryHtml(const Report& r) {
     h += QStringLiteral("<tr><td>Payloads</td><td>") +
          (r.payloadsIncluded ? QStringLiteral("included") : QStringLiteral("redacted")) +
          QStringLiteral("</td></tr></table>");
-    h += QStringLiteral("<h2>Anomalies by kind</h2><table class=grid><tr><th>kind</th><th>critical</th>"
-                        "<th>warning</th><th>info</th></tr>");
+    h += QStringLiteral(
+        "<h2>Anomalies by kind</h2><table class=grid><tr><th>kind</th><th>critical</th>"
+        "<th>warning</th><th>info</th></tr>");
     const auto counts = r.countsByKind();
     if (counts.empty())
         h += QStringLiteral("<tr><td colspan=4>none</td></tr>");
     for (const auto& [kind, c] : counts)
-        h += QStringLiteral("<tr><td>") + esc(kind) + QStringLiteral("</td><td>") + QString::number(c[2]) +
-             QStringLiteral("</td><td>") + QString::number(c[1]) + QStringLiteral("</td><td>") +
-             QString::number(c[0]) + QStringLiteral("</td></tr>");
+        h += QStringLiteral("<tr><td>") + esc(kind) + QStringLiteral("</td><td>") +
+             QString::number(c[2]) + QStringLiteral("</td><td>") + QString::number(c[1]) +
+             QStringLiteral("</td><td>") + QString::number(c[0]) + QStringLiteral("</td></tr>");
     return h + QStringLiteral("</table>");
 }
 
-QString anomalyRowsHtml(const std::vector<Anomaly>& list, std::size_t from, std::size_t to, bool head) {
+QString anomalyRowsHtml(const std::vector<Anomaly>& list, std::size_t from, std::size_t to,
+                        bool head) {
     QString h;
     if (head)
         h += QStringLiteral("<h2>Anomaly table</h2>");
-    h += QStringLiteral("<table class=grid><tr><th>severity</th><th>kind</th><th>state</th>"
-                        "<th>callIds</th><th>instances</th><th>first event</th><th>summary</th></tr>");
+    h += QStringLiteral(
+        "<table class=grid><tr><th>severity</th><th>kind</th><th>state</th>"
+        "<th>callIds</th><th>instances</th><th>first event</th><th>summary</th></tr>");
     for (std::size_t i = from; i < to && i < list.size(); ++i) {
         const Anomaly& a = list[i];
         QStringList ids, inst;
@@ -101,10 +108,11 @@ QString anomalyRowsHtml(const std::vector<Anomaly>& list, std::size_t from, std:
              QStringLiteral("\"><b>") + qs(toString(a.severity)) +
              QStringLiteral("</b></td><td style=\"white-space:nowrap\">") + qs(toString(a.kind)) +
              QStringLiteral("</td><td>") +
-             (a.open ? QStringLiteral("open") : QStringLiteral("resolved")) + QStringLiteral("</td><td>") +
-             ids.join(QStringLiteral("<br>")) + QStringLiteral("</td><td>") + inst.join(QStringLiteral("<br>")) +
-             QStringLiteral("</td><td>") + when(a.firstEventAt) + QStringLiteral("</td><td>") + esc(a.summary) +
-             QStringLiteral("</td></tr>");
+             (a.open ? QStringLiteral("open") : QStringLiteral("resolved")) +
+             QStringLiteral("</td><td>") + ids.join(QStringLiteral("<br>")) +
+             QStringLiteral("</td><td>") + inst.join(QStringLiteral("<br>")) +
+             QStringLiteral("</td><td>") + when(a.firstEventAt) + QStringLiteral("</td><td>") +
+             esc(a.summary) + QStringLiteral("</td></tr>");
     }
     return h + QStringLiteral("</table>");
 }
@@ -124,14 +132,16 @@ QString reportTablesHtml(const ReportCall& c) {
 const char* kPrintCss =
     "h1{font-size:16pt;} h2{font-size:13pt;margin-top:8px;} h3{font-size:10pt;margin-top:6px;}"
     "table.grid{border-collapse:collapse;} table.grid td, table.grid th{border:1px solid #bbb;"
-    "padding:2px 4px;font-size:7.5pt;} th{background:#eee;text-align:left;} .digest{font-size:6.5pt;}"
+    "padding:2px 4px;font-size:7.5pt;} th{background:#eee;text-align:left;} "
+    ".digest{font-size:6.5pt;}"
     "table.meta td{padding:1px 6px;font-size:9pt;} p, li{font-size:9pt;}";
 
 // ---- PDF: blocks laid out down the page, a header and page numbers ----
 
 class PdfFlow {
 public:
-    PdfFlow(QPdfWriter& writer, const Report& r) : m_writer(writer), m_report(r), m_painter(&writer) {
+    PdfFlow(QPdfWriter& writer, const Report& r)
+        : m_writer(writer), m_report(r), m_painter(&writer) {
         m_painter.setRenderHint(QPainter::Antialiasing);
         // No shaping, so no ligatures: "ff" and "fl" in callIds and kinds stay
         // separate letters, and the PDF's text can be searched and copied.
@@ -202,10 +212,13 @@ private:
         m_painter.setPen(QColor(0x55, 0x55, 0x55));
         m_painter.drawText(QRectF(m_page.left(), m_page.top(), m_page.width(), 16),
                            Qt::AlignLeft | Qt::AlignVCenter,
-                           shownText(m_report.title) + QStringLiteral(" \u2014 window ") + when(m_report.from) +
-                               QStringLiteral(" \u2013 ") + when(m_report.to));
-        m_painter.drawLine(QPointF(m_page.left(), m_page.top() + 18), QPointF(m_page.right(), m_page.top() + 18));
-        m_painter.drawText(QRectF(m_page.left(), m_page.bottom() - 14, m_page.width(), 14), Qt::AlignCenter,
+                           shownText(m_report.title) + QStringLiteral(" \u2014 window ") +
+                               when(m_report.from) + QStringLiteral(" \u2013 ") +
+                               when(m_report.to));
+        m_painter.drawLine(QPointF(m_page.left(), m_page.top() + 18),
+                           QPointF(m_page.right(), m_page.top() + 18));
+        m_painter.drawText(QRectF(m_page.left(), m_page.bottom() - 14, m_page.width(), 14),
+                           Qt::AlignCenter,
                            QStringLiteral("page ") + QString::number(m_pageNumber));
         m_painter.restore();
     }
@@ -283,12 +296,16 @@ bool paintPdf(const Report& r, QIODevice* device, QString& error, const ReportPr
 }
 
 QByteArray reportHtml(const Report& r, QString& error, const ReportProgress& progress) {
-    QString h = QStringLiteral("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>") +
-                esc(r.title) + QStringLiteral("</title><style>body{font-family:sans-serif;margin:24px;max-width:1200px;}") +
-                QString::fromUtf8(kPrintCss) +
-                QStringLiteral(" section.call{border-top:2px solid #888;margin-top:24px;} "
-                               "h2{word-break:break-all;} td{word-break:break-word;} svg{max-width:100%;height:auto;}"
-                               "</style></head><body>");
+    QString h =
+        QStringLiteral("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>") +
+        esc(r.title) +
+        QStringLiteral(
+            "</title><style>body{font-family:sans-serif;margin:24px;max-width:1200px;}") +
+        QString::fromUtf8(kPrintCss) +
+        QStringLiteral(
+            " section.call{border-top:2px solid #888;margin-top:24px;} "
+            "h2{word-break:break-all;} td{word-break:break-word;} svg{max-width:100%;height:auto;}"
+            "</style></head><body>");
     h += summaryHtml(r) + anomalyRowsHtml(r.anomalies, 0, r.anomalies.size(), true);
     for (std::size_t k = 0; k < r.calls.size(); ++k) {
         if (progress && !progress(int(k), int(r.calls.size()))) {
@@ -296,8 +313,9 @@ QByteArray reportHtml(const Report& r, QString& error, const ReportProgress& pro
             return {};
         }
         const ReportCall& c = r.calls[k];
-        h += QStringLiteral("<section class=\"call\" id=\"") + esc(c.timeline.callId) + QStringLiteral("\">") +
-             callHeadHtml(c) + timelineSvg(c.timeline, outlinedOf(c), 1000) + reportTablesHtml(c) +
+        h += QStringLiteral("<section class=\"call\" id=\"") + esc(c.timeline.callId) +
+             QStringLiteral("\">") + callHeadHtml(c) +
+             timelineSvg(c.timeline, outlinedOf(c), 1000) + reportTablesHtml(c) +
              QStringLiteral("</section>");
     }
     h += QStringLiteral("</body></html>\n");
@@ -336,7 +354,8 @@ bool writeReport(const Report& r, const QString& path, QString& error,
     }
     if (!ok) {
         if (error.isEmpty())
-            error = QStringLiteral("cannot write ") + path + QStringLiteral(": ") + file.errorString();
+            error =
+                QStringLiteral("cannot write ") + path + QStringLiteral(": ") + file.errorString();
         file.cancelWriting();
         return false;
     }

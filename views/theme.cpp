@@ -53,9 +53,12 @@ QPalette darkPalette() {
 
 QString name(Theme t) {
     switch (t) {
-    case Theme::Light: return QStringLiteral("light");
-    case Theme::Dark: return QStringLiteral("dark");
-    case Theme::System: break;
+    case Theme::Light:
+        return QStringLiteral("light");
+    case Theme::Dark:
+        return QStringLiteral("dark");
+    case Theme::System:
+        break;
     }
     return QStringLiteral("system");
 }
@@ -96,6 +99,8 @@ void applyTheme(Theme theme) {
     apply(theme);
 }
 
-bool isDarkPalette() { return QApplication::palette().color(QPalette::Window).lightness() < 128; }
+bool isDarkPalette() {
+    return QApplication::palette().color(QPalette::Window).lightness() < 128;
+}
 
 } // namespace callscope

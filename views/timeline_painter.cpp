@@ -24,10 +24,10 @@ QString timeLabel(EpochMillis t, EpochMillis span) {
 
 // A "nice" tick step near span/8.
 EpochMillis tickStep(EpochMillis span) {
-    static const EpochMillis steps[] = {1,      2,      5,       10,      20,        50,
-                                        100,    200,    500,     1000,    2000,      5000,
-                                        10'000, 30'000, 60'000,  120'000, 300'000,   600'000,
-                                        1'800'000, 3'600'000, 7'200'000, 21'600'000, 86'400'000};
+    static const EpochMillis steps[] = {
+        1,       2,       5,         10,        20,        50,         100,       200,
+        500,     1000,    2000,      5000,      10'000,    30'000,     60'000,    120'000,
+        300'000, 600'000, 1'800'000, 3'600'000, 7'200'000, 21'600'000, 86'400'000};
     for (const EpochMillis s : steps)
         if (span / s <= 8)
             return s;
@@ -154,9 +154,9 @@ void paintTimeline(QPainter& p, const TimelineLayout& l, const CallTimeline& t,
         p.drawRect(r);
         if (r.width() > 60) {
             p.setPen(Qt::white);
-            p.drawText(r.adjusted(4, 0, -4, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                       p.fontMetrics().elidedText(shownText(b.state), Qt::ElideRight,
-                                                  int(r.width() - 8)));
+            p.drawText(
+                r.adjusted(4, 0, -4, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                p.fontMetrics().elidedText(shownText(b.state), Qt::ElideRight, int(r.width() - 8)));
         }
     }
 
@@ -251,9 +251,10 @@ int timelineEntryAt(const TimelineLayout& l, const CallTimeline& t, const TimeAx
     constexpr double kTolerance = 8;
     const double x = pos.x() - l.serverLane.left();
     const auto byTime = [](const TimelineEntry& e, EpochMillis t) { return e.at < t; };
-    const auto first = std::lower_bound(t.entries.begin(), t.entries.end(),
-                                        axis.time(x - kTolerance), byTime);
-    const auto last = std::lower_bound(first, t.entries.end(), axis.time(x + kTolerance) + 1, byTime);
+    const auto first =
+        std::lower_bound(t.entries.begin(), t.entries.end(), axis.time(x - kTolerance), byTime);
+    const auto last =
+        std::lower_bound(first, t.entries.end(), axis.time(x + kTolerance) + 1, byTime);
     int best = -1;
     double bestD = kTolerance;
     for (auto it = first; it != last; ++it) {

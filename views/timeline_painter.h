@@ -20,8 +20,10 @@ struct TimelineLayout {
     double labelWidth = 110;
     // The plotting area for a widget of `bounds`.
     static TimelineLayout forRect(const QRectF& bounds);
-    QRectF plot() const { return QRectF(serverLane.left(), axisRow.top(), serverLane.width(),
-                                        receiptLane.bottom() - axisRow.top()); }
+    QRectF plot() const {
+        return QRectF(serverLane.left(), axisRow.top(), serverLane.width(),
+                      receiptLane.bottom() - axisRow.top());
+    }
 };
 
 // Keys of entries to outline ("at|text" of the evidence).

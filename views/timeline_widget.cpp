@@ -47,7 +47,9 @@ void TimelineWidget::fit() {
     update();
 }
 
-void TimelineWidget::resizeEvent(QResizeEvent*) { syncWidth(); }
+void TimelineWidget::resizeEvent(QResizeEvent*) {
+    syncWidth();
+}
 
 void TimelineWidget::paintEvent(QPaintEvent*) {
     QPainter p(this);
@@ -89,18 +91,32 @@ void TimelineWidget::mouseReleaseEvent(QMouseEvent*) {
     unsetCursor();
 }
 
-void TimelineWidget::mouseDoubleClickEvent(QMouseEvent*) { fit(); }
+void TimelineWidget::mouseDoubleClickEvent(QMouseEvent*) {
+    fit();
+}
 
 void TimelineWidget::keyPressEvent(QKeyEvent* e) {
     const double mid = m_axis.width / 2;
     switch (e->key()) {
     case Qt::Key_Plus:
-    case Qt::Key_Equal: m_axis.zoom(1.5, mid); break;
-    case Qt::Key_Minus: m_axis.zoom(1 / 1.5, mid); break;
-    case Qt::Key_0: fit(); return;
-    case Qt::Key_Left: m_axis.pan(m_axis.width / 10); break;
-    case Qt::Key_Right: m_axis.pan(-m_axis.width / 10); break;
-    default: QWidget::keyPressEvent(e); return;
+    case Qt::Key_Equal:
+        m_axis.zoom(1.5, mid);
+        break;
+    case Qt::Key_Minus:
+        m_axis.zoom(1 / 1.5, mid);
+        break;
+    case Qt::Key_0:
+        fit();
+        return;
+    case Qt::Key_Left:
+        m_axis.pan(m_axis.width / 10);
+        break;
+    case Qt::Key_Right:
+        m_axis.pan(-m_axis.width / 10);
+        break;
+    default:
+        QWidget::keyPressEvent(e);
+        return;
     }
     update();
 }
@@ -108,16 +124,16 @@ void TimelineWidget::keyPressEvent(QKeyEvent* e) {
 bool TimelineWidget::event(QEvent* e) {
     if (e->type() == QEvent::ToolTip) {
         auto* help = static_cast<QHelpEvent*>(e);
-        const int k = timelineEntryAt(TimelineLayout::forRect(rect()), m_timeline, m_axis,
-                                      help->pos());
+        const int k =
+            timelineEntryAt(TimelineLayout::forRect(rect()), m_timeline, m_axis, help->pos());
         if (k < 0) {
             QToolTip::hideText();
             e->ignore();
             return true;
         }
         const TimelineEntry& x = m_timeline.entries[static_cast<std::size_t>(k)];
-        QString tip = QStringLiteral("<b>") + qs(formatIsoMillis(x.at)) + QStringLiteral("</b><br>") +
-                      htmlText(x.text);
+        QString tip = QStringLiteral("<b>") + qs(formatIsoMillis(x.at)) +
+                      QStringLiteral("</b><br>") + htmlText(x.text);
         if (x.until != kNoTime)
             tip += QStringLiteral("<br>finished ") + qs(formatIsoMillis(x.until));
         if (!x.digest.empty())

@@ -14,7 +14,9 @@ bool executes(const CallEvent& e) {
             e.code == static_cast<std::uint8_t>(AttemptOutcome::Reoccupied));
 }
 
-bool isCallerTerminal(std::uint8_t code) { return isTerminal(static_cast<CallerState>(code)); }
+bool isCallerTerminal(std::uint8_t code) {
+    return isTerminal(static_cast<CallerState>(code));
+}
 
 bool isCallerWaiting(std::uint8_t code) {
     const auto s = static_cast<CallerState>(code);
@@ -34,8 +36,8 @@ EpochMillis firstEventAt(const CallStore& s, std::uint32_t i) {
     return s.timeOf(s.call(i), first == INT32_MAX ? 0 : first);
 }
 
-CallFacts::CallFacts(const CallStore& s, std::uint32_t i, EpochMillis at,
-                     const DetectThresholds& t, const DetectionSources& src, const Coverage& cov,
+CallFacts::CallFacts(const CallStore& s, std::uint32_t i, EpochMillis at, const DetectThresholds& t,
+                     const DetectionSources& src, const Coverage& cov,
                      const std::unordered_map<std::string, std::size_t>& kept)
     : store(s), call(i), state(s.call(i)), events(s.events(i)), now(at), thresholds(t),
       sources(src), coverage(cov), updatedAt(s.timeOf(state, state.updated)),

@@ -29,7 +29,7 @@ struct DetectionSources {
 struct Coverage {
     EpochMillis receiptsFrom = kNoTime, receiptsTo = kNoTime; // receipts read over [from, to]
     EpochMillis recordsReadTo = kNoTime; // the tables as they stood then; kNoTime: not reported
-    bool settled = false; // batch mode: everything there is has been loaded
+    bool settled = false;                // batch mode: everything there is has been loaded
 };
 
 // One anomaly as a detector finds it, before the engine keeps it.
@@ -51,8 +51,7 @@ public:
     // `kept`: the engine's anomalies by anomalyKey, to tell whether one is open.
     CallFacts(const CallStore& store, std::uint32_t call, EpochMillis now,
               const DetectThresholds& thresholds, const DetectionSources& sources,
-              const Coverage& coverage,
-              const std::unordered_map<std::string, std::size_t>& kept);
+              const Coverage& coverage, const std::unordered_map<std::string, std::size_t>& kept);
 
     const CallStore& store;
     const std::uint32_t call;
@@ -66,7 +65,7 @@ public:
     EpochMillis updatedAt;   // the record's updated_at (kNoTime without a record)
     std::string firstSource; // the record's first_source ("" when unknown)
     // Receipts at a glance.
-    unsigned terminalReceipts = 0; // a bit per terminal RecordStatus received
+    unsigned terminalReceipts = 0;               // a bit per terminal RecordStatus received
     std::optional<std::int32_t> clashingVersion; // a version delivered with two statuses
     EpochMillis firstReceiptAt = kNoTime;
 

@@ -20,8 +20,7 @@ Verdict judgeExpiredReplay(const CallFacts& call) {
             late.push_back(&e);
             executedAgain |= executes(e);
         } else if (e.type == EventType::Caller && expireAt != kNoTime && t > expireAt &&
-                   static_cast<CallerState>(e.code) == CallerState::AwaitingResponse &&
-                   e.aux > 1) {
+                   static_cast<CallerState>(e.code) == CallerState::AwaitingResponse && e.aux > 1) {
             late.push_back(&e);
         } else if (executes(e) && createdAt != kNoTime) {
             // An execution that ended before this record existed belongs to an

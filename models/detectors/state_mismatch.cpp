@@ -40,7 +40,7 @@ Verdict judgeStateMismatch(const CallFacts& call) {
                 f.instances.push_back(call.instance(*e));
             const char* name = e->type == EventType::Record    ? "record"
                                : e->type == EventType::Receipt ? "receipt"
-                                                                : "caller";
+                                                               : "caller";
             if (who.find(name) == std::string::npos)
                 who += (who.empty() ? "" : "+") + std::string(name);
         }

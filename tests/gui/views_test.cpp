@@ -14,13 +14,12 @@
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
-#include <QLabel>
-#include <QStatusBar>
 #include <QDialog>
 #include <QDir>
 #include <QHeaderView>
 #include <QImage>
 #include <QKeyEvent>
+#include <QLabel>
 #include <QMenu>
 #include <QMenuBar>
 #include <QPainter>
@@ -28,6 +27,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSplitter>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -68,10 +68,14 @@ Anomaly anomaly(std::uint64_t id, AnomalyKind kind, Severity sev, std::vector<st
 }
 
 std::vector<AnomalyChange> sample() {
-    return {{ChangeKind::Opened, anomaly(1, AnomalyKind::StuckProcessing, Severity::Warning, {"c-stuck"}, "api-1")},
-            {ChangeKind::Opened, anomaly(2, AnomalyKind::KeyRotation, Severity::Critical, {"c-a", "c-b"}, "api-2")},
-            {ChangeKind::Opened, anomaly(3, AnomalyKind::OrphanReceipt, Severity::Info, {"c-orphan"}, "")},
-            {ChangeKind::Opened, anomaly(4, AnomalyKind::CallerStuck, Severity::Warning, {"c-wait"}, "api-1", false)}};
+    return {{ChangeKind::Opened,
+             anomaly(1, AnomalyKind::StuckProcessing, Severity::Warning, {"c-stuck"}, "api-1")},
+            {ChangeKind::Opened,
+             anomaly(2, AnomalyKind::KeyRotation, Severity::Critical, {"c-a", "c-b"}, "api-2")},
+            {ChangeKind::Opened,
+             anomaly(3, AnomalyKind::OrphanReceipt, Severity::Info, {"c-orphan"}, "")},
+            {ChangeKind::Opened,
+             anomaly(4, AnomalyKind::CallerStuck, Severity::Warning, {"c-wait"}, "api-1", false)}};
 }
 
 CallTimeline scriptedTimeline() {
@@ -83,7 +87,8 @@ CallTimeline scriptedTimeline() {
     e.at = T0 + 1;
     e.attempt = 1;
     s.add(e);
-    s.add(RecordObservation{"c1", d, RecordStatus::Processing, "api-1", 0, T0 + 2, T0 + 2, T0 + 86'400'000});
+    s.add(RecordObservation{"c1", d, RecordStatus::Processing, "api-1", 0, T0 + 2, T0 + 2,
+                            T0 + 86'400'000});
     AttemptObservation a;
     a.callId = "c1";
     a.digest = d;
@@ -91,7 +96,8 @@ CallTimeline scriptedTimeline() {
     a.arrivedAt = T0 + 2;
     a.finishedAt = T0 + 400;
     s.add(a);
-    s.add(RecordObservation{"c1", d, RecordStatus::Success, "api-1", 0, T0 + 2, T0 + 400, T0 + 86'400'000});
+    s.add(RecordObservation{"c1", d, RecordStatus::Success, "api-1", 0, T0 + 2, T0 + 400,
+                            T0 + 86'400'000});
     ReceiptObservation r;
     r.callId = "c1";
     r.status = RecordStatus::Success;
@@ -118,7 +124,8 @@ TEST(AnomalyTable, ModelPassesTheTesterAndAppliesBatches) {
     resolved.open = false;
     model.applyChanges({{ChangeKind::Resolved, resolved}});
     EXPECT_EQ(model.rowCount(), 4);
-    EXPECT_EQ(model.index(0, AnomalyTableModel::State).data().toString(), QStringLiteral("resolved"));
+    EXPECT_EQ(model.index(0, AnomalyTableModel::State).data().toString(),
+              QStringLiteral("resolved"));
 }
 
 // Anomalies the engine forgot over its memory budget leave the table (and
@@ -132,8 +139,8 @@ TEST(AnomalyTable, ForgottenAnomaliesLeaveTheTable) {
     model.applyChanges({{ChangeKind::Forgotten, all[0].anomaly},
                         {ChangeKind::Forgotten, all[2].anomaly},
                         {ChangeKind::Forgotten, all[1].anomaly}, // rows 0-2: one run
-                        {ChangeKind::Opened, anomaly(5, AnomalyKind::StuckProcessing, Severity::Warning,
-                                                     {"c-new"}, "api-1")},
+                        {ChangeKind::Opened, anomaly(5, AnomalyKind::StuckProcessing,
+                                                     Severity::Warning, {"c-new"}, "api-1")},
                         {ChangeKind::Forgotten, anomaly(5, AnomalyKind::StuckProcessing,
                                                         Severity::Warning, {"c-new"}, "api-1")}});
     ASSERT_EQ(model.rowCount(), 1);
@@ -149,8 +156,9 @@ TEST(AnomalyTable, ForgottenAnomaliesLeaveTheTable) {
     // Scattered rows (every other one of 40): removed in one pass.
     std::vector<AnomalyChange> many, forget;
     for (std::uint64_t id = 10; id < 50; ++id) {
-        many.push_back({ChangeKind::Opened, anomaly(id, AnomalyKind::StuckProcessing,
-                                                    Severity::Warning, {"c" + std::to_string(id)}, "api-1")});
+        many.push_back(
+            {ChangeKind::Opened, anomaly(id, AnomalyKind::StuckProcessing, Severity::Warning,
+                                         {"c" + std::to_string(id)}, "api-1")});
         if (id % 2 == 0)
             forget.push_back({ChangeKind::Forgotten, many.back().anomaly});
     }
@@ -172,12 +180,15 @@ TEST(AnomalyTable, SortsFiltersAndOpensTheDrillDown) {
     model.applyChanges(sample());
     AnomaliesView view(&model);
     view.resize(1200, 500);
-    QAbstractItemModelTester tester(view.filter(), QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester tester(view.filter(),
+                                    QAbstractItemModelTester::FailureReportingMode::Fatal);
     auto* proxy = view.filter();
     EXPECT_EQ(proxy->rowCount(), 3); // resolved hidden until asked
     // Sorted by severity, most severe first.
-    EXPECT_EQ(proxy->index(0, AnomalyTableModel::Kind).data().toString(), QStringLiteral("key_rotation"));
-    EXPECT_EQ(proxy->index(2, AnomalyTableModel::Kind).data().toString(), QStringLiteral("orphan_receipt"));
+    EXPECT_EQ(proxy->index(0, AnomalyTableModel::Kind).data().toString(),
+              QStringLiteral("key_rotation"));
+    EXPECT_EQ(proxy->index(2, AnomalyTableModel::Kind).data().toString(),
+              QStringLiteral("orphan_receipt"));
     proxy->setShowResolved(true);
     EXPECT_EQ(proxy->rowCount(), 4);
     proxy->setKind(QStringLiteral("caller_stuck"));
@@ -215,7 +226,8 @@ TEST(Timeline, BothLanesAreDrawnWithTheRightBands) {
     img.save(shot("timeline.png"));
     const TimelineLayout l = TimelineLayout::forRect(QRectF(w.rect()));
     const auto colourAt = [&](const QRectF& lane, EpochMillis at) {
-        return img.pixelColor(int(l.serverLane.left() + w.axis().x(at)), int(lane.center().y() + 8));
+        return img.pixelColor(int(l.serverLane.left() + w.axis().x(at)),
+                              int(lane.center().y() + 8));
     };
     // Server record: PROCESSING until T0+400, then SUCCESS.
     EXPECT_EQ(colourAt(l.serverLane, T0 + 200), stateColor("PROCESSING"));
@@ -271,7 +283,8 @@ TEST(Drilldown, ShowsTheDiagnosisAndSiblingLinks) {
 
 TEST(Instances, ModelPassesTheTesterAndSelectionFilters) {
     InstancesView v;
-    QAbstractItemModelTester tester(v.model(), QAbstractItemModelTester::FailureReportingMode::Fatal);
+    QAbstractItemModelTester tester(v.model(),
+                                    QAbstractItemModelTester::FailureReportingMode::Fatal);
     v.setStats({{"api-1", 10, 2, 1, 0, 3}, {"api-2", 5, 0, 0, 1, 1}});
     v.setStats({{"api-1", 11, 2, 1, 0, 3}, {"api-2", 5, 0, 0, 1, 1}}); // in place
     EXPECT_EQ(v.model()->rowCount(), 2);
@@ -371,11 +384,13 @@ TEST(MainWindow, ShortcutsDialogListsEveryMenuShortcutAndTheViewsKeys) {
         }
     EXPECT_GE(withKeys, 10);
     EXPECT_GE(table->rowCount(), withKeys + 5) << all.toStdString();
-    for (const char* expected : {"Ctrl+O = File \u203a Open config", "Ctrl+E = File \u203a Export report \u203a Selected",
-                                 "Ctrl+1 = View \u203a Overview", "Ctrl+Q = File \u203a Quit", "Ctrl+4 = View \u203a Instances",
-                                 "Ctrl+F = Go \u203a Find callId or bizNo", "F1, Ctrl+/ = Help \u203a Keyboard shortcuts",
-                                 "Timeline: zoom in"})
-        EXPECT_TRUE(all.contains(QString::fromUtf8(expected))) << expected << "\n" << all.toStdString();
+    for (const char* expected :
+         {"Ctrl+O = File \u203a Open config", "Ctrl+E = File \u203a Export report \u203a Selected",
+          "Ctrl+1 = View \u203a Overview", "Ctrl+Q = File \u203a Quit",
+          "Ctrl+4 = View \u203a Instances", "Ctrl+F = Go \u203a Find callId or bizNo",
+          "F1, Ctrl+/ = Help \u203a Keyboard shortcuts", "Timeline: zoom in"})
+        EXPECT_TRUE(all.contains(QString::fromUtf8(expected))) << expected << "\n"
+                                                               << all.toStdString();
     // Every row fits: nothing hides below a scroll bar.
     EXPECT_FALSE(table->verticalScrollBar()->isVisible());
     d->grab().save(shot("shortcuts.png"));
@@ -413,7 +428,8 @@ TEST(MainWindow, LayoutTabSortAndSplitterComeBackAfterARestart) {
     EXPECT_EQ(h->sortIndicatorOrder(), Qt::DescendingOrder);
     // The rows really are in that order, not just the arrow.
     const auto* proxy = w.anomalies()->filter();
-    EXPECT_EQ(proxy->index(0, AnomalyTableModel::Kind).data().toString(), QStringLiteral("stuck_processing"));
+    EXPECT_EQ(proxy->index(0, AnomalyTableModel::Kind).data().toString(),
+              QStringLiteral("stuck_processing"));
     EXPECT_TRUE(w.anomalies()->isVisible()); // the tab left open
     QCoreApplication::processEvents();
     w.grab().save(shot("restored-layout.png"));
@@ -432,7 +448,8 @@ TEST(MainWindow, RecentCallIdsAreRememberedNewestFirstAndEscaped) {
     showCall(w, QStringLiteral("c1"));
     showCall(w, QStringLiteral("R&D <b>call</b>"));
     showCall(w, QStringLiteral("c1")); // again: moves to the top, no duplicate
-    EXPECT_EQ(w.recentCallIds(), (QStringList{QStringLiteral("c1"), QStringLiteral("R&D <b>call</b>")}));
+    EXPECT_EQ(w.recentCallIds(),
+              (QStringList{QStringLiteral("c1"), QStringLiteral("R&D <b>call</b>")}));
     // A lookup that found nothing is not remembered.
     w.openCall(QStringLiteral("missing"));
     CallDetail none;
@@ -498,7 +515,8 @@ TEST(MainWindow, StatusBarCountsRejectedLostAndEvicted) {
         if (l->text().startsWith(QStringLiteral("Rejected:")))
             counts = l;
     ASSERT_NE(counts, nullptr);
-    EXPECT_EQ(counts->text(), QStringLiteral("Rejected: 3  Lost: 50  Evicted: 1200  Forgotten: 40"));
+    EXPECT_EQ(counts->text(),
+              QStringLiteral("Rejected: 3  Lost: 50  Evicted: 1200  Forgotten: 40"));
     EXPECT_TRUE(counts->toolTip().contains(QStringLiteral("oversized field: 1")));
     EXPECT_TRUE(counts->toolTip().contains(
         QStringLiteral("receipts.pay/3: 50 messages deleted by retention")));

@@ -32,9 +32,9 @@ struct Adapter {
         for (const char* file : {"schema.sql", "view.sql", "sample.sql"})
             w.exec(readFile(exampleFile(example, file)));
         const std::string dsn = withDatabase(stackEnv("CALLSCOPE_PG_RO_DSN"), stack.database);
-        const std::string text = std::regex_replace(
-            readFile(exampleFile(example, "callscope.toml")), std::regex("\ndsn = \"[^\"]*\""),
-            "\ndsn = \"" + dsn + "\"");
+        const std::string text =
+            std::regex_replace(readFile(exampleFile(example, "callscope.toml")),
+                               std::regex("\ndsn = \"[^\"]*\""), "\ndsn = \"" + dsn + "\"");
         config = tempPath(example + ".toml");
         std::ofstream(config) << text;
     }
@@ -46,8 +46,8 @@ struct Adapter {
 };
 
 // The kinds a PostgreSQL-only adapter cannot judge: none of them may fire.
-const char* const kAbsent[] = {"receipt_missing",    "orphan_receipt",  "caller_stuck",
-                               "receipt_regression", "state_mismatch",  "concurrent_execution",
+const char* const kAbsent[] = {"receipt_missing",    "orphan_receipt", "caller_stuck",
+                               "receipt_regression", "state_mismatch", "concurrent_execution",
                                "duplicate_caller",   "digest_conflict"};
 
 void expectOnlyTheTable(const CommandResult& r) {
@@ -117,8 +117,7 @@ TEST(Adapters, APowertoolsStyleTableWithEpochSecondExpiry) {
     ASSERT_EQ(r.exitCode, 0) << r.err;
     // One payment under keys k-1001-a and k-1001-b, both COMPLETED.
     EXPECT_EQ(countOf(r.out, "\"kind\":\"key_rotation\""), 1u) << r.out;
-    EXPECT_NE(r.out.find("\"kind\":\"key_rotation\",\"severity\":\"critical\""),
-              std::string::npos)
+    EXPECT_NE(r.out.find("\"kind\":\"key_rotation\",\"severity\":\"critical\""), std::string::npos)
         << r.out;
     // INPROGRESS for 15 minutes, and EXPIRED without a saved response.
     EXPECT_EQ(countOf(r.out, "\"kind\":\"stuck_processing\""), 2u) << r.out;
@@ -135,9 +134,11 @@ TEST(Adapters, APowertoolsStyleTableWithEpochSecondExpiry) {
     ASSERT_EQ(one.exitCode, 0) << one.err;
     EXPECT_NE(one.out.find("\"status\":\"SUCCESS\""), std::string::npos) << one.out;
     // expiration, epoch seconds in a bigint, is created_at + 3600 s to the second.
-    const auto row = w.exec("SELECT to_char(to_timestamp(expire_at) AT TIME ZONE 'UTC', "
-                          "'YYYY-MM-DD\"T\"HH24:MI:SS.000\"Z\"') FROM callscope_idempotent_record "
-                          "WHERE call_id = " + w.quote(id));
+    const auto row =
+        w.exec("SELECT to_char(to_timestamp(expire_at) AT TIME ZONE 'UTC', "
+               "'YYYY-MM-DD\"T\"HH24:MI:SS.000\"Z\"') FROM callscope_idempotent_record "
+               "WHERE call_id = " +
+               w.quote(id));
     const std::string expires = "\"expireAt\":\"" + row[0][0].as<std::string>() + "\"";
     EXPECT_NE(one.out.find(expires), std::string::npos) << expires << "\n" << one.out;
 }

@@ -28,7 +28,9 @@ TEST(Cli, UnknownSubcommandOrOptionIsBadUsage) {
     EXPECT_EQ(runCommand(kBin + " frobnicate").exitCode, 2);
     const CommandResult r = runCommand(kBin + " sim --speed 3");
     EXPECT_EQ(r.exitCode, 2);
-    EXPECT_NE(r.err.find("callscope sim: The following arguments were not expected"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("callscope sim: The following arguments were not expected"),
+              std::string::npos)
+        << r.err;
     EXPECT_NE(r.err.find("--speed"), std::string::npos) << r.err;
     const CommandResult f = runCommand(kBin + " sim --fault stuck=0.1");
     EXPECT_EQ(f.exitCode, 2);
@@ -36,9 +38,9 @@ TEST(Cli, UnknownSubcommandOrOptionIsBadUsage) {
 }
 
 TEST(Cli, BadConfigIsRefusedNamingFileLineAndKey) {
-    const TempFile file(
-        "bad.toml", "[postgres]\ndsn = \"host=x\"\n\n[detect]\nstuck_after = \"soon\"\n"
-                                "[kafka]\nbrokerz = \"x\"\n");
+    const TempFile file("bad.toml",
+                        "[postgres]\ndsn = \"host=x\"\n\n[detect]\nstuck_after = \"soon\"\n"
+                        "[kafka]\nbrokerz = \"x\"\n");
     const std::string& path = file.path;
     for (const char* sub : {"scan", "watch", "inspect cid-1"}) {
         const CommandResult r = runCommand(kBin + " " + sub + " --since 1h --config " + path);
@@ -54,16 +56,16 @@ TEST(Cli, SimFillsTheTablesAndTopicsAndWritesTheTruth) {
     TestStack stack = TestStack::fresh("cli");
     const TempFile config("sim.toml", simConfig(stack));
     const TempFile truth("cli-truth.jsonl");
-    const CommandResult r =
-        runCommand(kBin + " sim --config " + config.path + " --duration 2s --rate 25 --fault all=0.04" +
-                   " --receipt-topic " + stack.receiptTopic + " --truth " + truth.path +
-                   " --allow-writes " + stack.database);
+    const CommandResult r = runCommand(kBin + " sim --config " + config.path +
+                                       " --duration 2s --rate 25 --fault all=0.04" +
+                                       " --receipt-topic " + stack.receiptTopic + " --truth " +
+                                       truth.path + " --allow-writes " + stack.database);
     ASSERT_EQ(r.exitCode, 0) << r.err;
     EXPECT_EQ(r.out.rfind(R"({"type":"sim_summary","calls":)", 0), 0u) << r.out;
     const std::string t = readFile(truth.path);
     EXPECT_NE(t.find(R"("type":"anomaly")"), std::string::npos) << t;
-    const CommandResult rows = runCommand(
-        "psql -X -A -t -c 'select count(*) from idempotent_record' '" + stack.dsn + "'");
+    const CommandResult rows =
+        runCommand("psql -X -A -t -c 'select count(*) from idempotent_record' '" + stack.dsn + "'");
     ASSERT_EQ(rows.exitCode, 0) << rows.err;
     EXPECT_GT(std::stoi(rows.out), 20);
     const CommandResult msgs = runCommand("kcat -C -e -q -b " + stack.brokers + " -t " +
@@ -98,15 +100,18 @@ TEST(Cli, SimRefusesToWriteWhereItWasNotToldToOrIntoWhatItDidNotMake) {
     ASSERT_EQ(runCommand("psql -X -q -v ON_ERROR_STOP=1 -f " + schema + " '" + stack.dsn + "' && " +
                          "psql -X -q -c \"insert into idempotent_record values ('prod-1', "
                          "repeat('a',64), 'SUCCESS', null, 'api', 0, now(), now(), now() - "
-                         "interval '1 day')\" '" + stack.dsn + "'")
+                         "interval '1 day')\" '" +
+                         stack.dsn + "'")
                   .exitCode,
               0);
     const CommandResult r = runCommand(sim + " --allow-writes " + stack.database);
     EXPECT_EQ(r.exitCode, 2) << r.err;
     EXPECT_NE(r.err.find("table idempotent_record"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("was not made by callscope sim"), std::string::npos) << r.err;
-    EXPECT_EQ(runCommand("psql -X -A -t -c 'select call_id from idempotent_record' '" + stack.dsn + "'").out,
-              "prod-1\n"); // the expired production row was not deleted, nothing added
+    EXPECT_EQ(
+        runCommand("psql -X -A -t -c 'select call_id from idempotent_record' '" + stack.dsn + "'")
+            .out,
+        "prod-1\n"); // the expired production row was not deleted, nothing added
 }
 
 // A topic somebody else made is not the simulator's either.

@@ -28,8 +28,7 @@ using namespace callscope::test;
 
 namespace {
 
-template <typename Done>
-bool waitFor(Done done, int timeoutMs) {
+template <typename Done> bool waitFor(Done done, int timeoutMs) {
     QElapsedTimer t;
     t.start();
     while (!done() && t.elapsed() < timeoutMs)
@@ -89,8 +88,12 @@ TEST(Dashboard, ShowsTheSimulatorsAnomaliesAndFindsACallIdAndABizNo) {
     dashboard.start(nowMillis() - 10 * 60'000);
     window.show();
 
-    ASSERT_TRUE(waitFor([&] { window.flush(); return window.anomalyModel()->rowCount() >= int(expected); },
-                        60'000))
+    ASSERT_TRUE(waitFor(
+        [&] {
+            window.flush();
+            return window.anomalyModel()->rowCount() >= int(expected);
+        },
+        60'000))
         << window.anomalyModel()->rowCount() << " of " << expected;
     window.showTab(MainWindow::AnomaliesTab);
     window.grab().save(QStringLiteral("gui-stack-anomalies.png"));
@@ -99,7 +102,8 @@ TEST(Dashboard, ShowsTheSimulatorsAnomaliesAndFindsACallIdAndABizNo) {
     const QString second = QString::fromStdString(pair.substr(pair.find(',') + 1));
     window.openCall(second);
     ASSERT_TRUE(waitFor([&] { return window.drilldown()->currentCallId() == second; }, 20'000));
-    EXPECT_TRUE(window.drilldown()->details()->toPlainText().contains(QStringLiteral("Key rotated")));
+    EXPECT_TRUE(
+        window.drilldown()->details()->toPlainText().contains(QStringLiteral("Key rotated")));
     window.grab().save(QStringLiteral("gui-stack-drilldown.png"));
 
     // Export the drill-down's call as a PDF from the dashboard, as the menu does.
@@ -113,14 +117,19 @@ TEST(Dashboard, ShowsTheSimulatorsAnomaliesAndFindsACallIdAndABizNo) {
 
     // The bizNo of that business action names both of its callIds.
     const SimData data = loadSimData(s.dsn, s.brokers, s.receiptTopic, s.callerTopic);
-    const QString bizNo = QString::fromStdString(data.callerEvents.at(second.toStdString()).front().bizNo);
+    const QString bizNo =
+        QString::fromStdString(data.callerEvents.at(second.toStdString()).front().bizNo);
     const QString first = QString::fromStdString(pair.substr(0, pair.find(',')));
     window.openCall(bizNo);
-    ASSERT_TRUE(waitFor([&] {
-        const QString c = window.drilldown()->currentCallId();
-        return (c == first || c == second) &&
-               window.drilldown()->details()->toPlainText().contains(QStringLiteral("several callIds"));
-    }, 20'000)) << window.drilldown()->currentCallId().toStdString();
+    ASSERT_TRUE(waitFor(
+        [&] {
+            const QString c = window.drilldown()->currentCallId();
+            return (c == first || c == second) &&
+                   window.drilldown()->details()->toPlainText().contains(
+                       QStringLiteral("several callIds"));
+        },
+        20'000))
+        << window.drilldown()->currentCallId().toStdString();
 }
 
 // The dashboard applies retention while it follows (it never did: its store
@@ -211,23 +220,29 @@ TEST(Dashboard, TheDrillDownShowsHostileStringsAsText) {
     DashboardController dashboard(config, {}, &window);
     dashboard.start(nowMillis() - 3'600'000);
     window.show();
-    ASSERT_TRUE(waitFor([&] { window.flush(); return window.anomalyModel()->rowCount() >= 1; },
-                        30'000));
+    ASSERT_TRUE(waitFor(
+        [&] {
+            window.flush();
+            return window.anomalyModel()->rowCount() >= 1;
+        },
+        30'000));
     const QModelIndex callIds = window.anomalyModel()->index(0, AnomalyTableModel::CallIds);
     EXPECT_EQ(callIds.data().toString().toStdString(), visibleText(id));
     EXPECT_EQ(callIds.data(AnomalyTableModel::CallIdRole).toString().toStdString(), id);
 
     window.openCall(QString::fromStdString(id));
-    ASSERT_TRUE(waitFor([&] { return window.drilldown()->currentCallId().toStdString() == id; },
-                        20'000));
+    ASSERT_TRUE(
+        waitFor([&] { return window.drilldown()->currentCallId().toStdString() == id; }, 20'000));
     QLabel* title = window.drilldown()->title();
     EXPECT_EQ(title->textFormat(), Qt::PlainText);
-    EXPECT_TRUE(title->text().toStdString().find(visibleText(id)) == 0) << visibleText(title->text().toStdString());
+    EXPECT_TRUE(title->text().toStdString().find(visibleText(id)) == 0)
+        << visibleText(title->text().toStdString());
     const QString html = window.drilldown()->details()->toHtml();
     EXPECT_FALSE(html.contains(QStringLiteral("<img"))) << html.toStdString();
     EXPECT_FALSE(html.contains(QStringLiteral("<b>api")));
     const QString text = window.drilldown()->details()->toPlainText();
-    EXPECT_TRUE(text.contains(QStringLiteral("<b>api</b>\\x1b]0;owned\\x07"))) << text.toStdString();
+    EXPECT_TRUE(text.contains(QStringLiteral("<b>api</b>\\x1b]0;owned\\x07")))
+        << text.toStdString();
     EXPECT_FALSE(text.contains(QChar(0x1b)));
     EXPECT_FALSE(text.contains(QChar(0x202e)));
     // The search box shows the visible form; Enter on it still opens the raw id.
@@ -236,10 +251,13 @@ TEST(Dashboard, TheDrillDownShowsHostileStringsAsText) {
     EXPECT_EQ(box->text().toStdString(), visibleText(id));
     const auto before = window.drilldown()->generation();
     emit box->returnPressed();
-    ASSERT_TRUE(waitFor([&] { return !window.drilldown()->title()->text().startsWith(QStringLiteral("Looking")); }, 20'000));
+    ASSERT_TRUE(waitFor(
+        [&] { return !window.drilldown()->title()->text().startsWith(QStringLiteral("Looking")); },
+        20'000));
     EXPECT_GT(window.drilldown()->generation(), before);
     EXPECT_EQ(window.drilldown()->currentCallId().toStdString(), id);
-    EXPECT_TRUE(window.drilldown()->title()->text().startsWith(QString::fromStdString(visibleText(id))));
+    EXPECT_TRUE(
+        window.drilldown()->title()->text().startsWith(QString::fromStdString(visibleText(id))));
     window.grab().save(QStringLiteral("gui-stack-hostile.png"));
 }
 
@@ -282,15 +300,18 @@ TEST(Dashboard, KafkaNotConfiguredIsNotAnOutage) {
     dashboard.start(nowMillis() - 3'600'000);
     window.show();
     QLabel* kafka = nullptr;
-    ASSERT_TRUE(waitFor([&] {
-        window.flush();
-        for (QLabel* l : window.findChildren<QLabel*>())
-            if (l->text().contains(QStringLiteral("Kafka")) &&
-                l->text().contains(QStringLiteral("#8a8f98"))) // grey, not red
-                kafka = l;
-        return kafka && window.anomalyModel()->rowCount() >= 1;
-    }, 30'000));
-    EXPECT_TRUE(kafka->toolTip().contains(QStringLiteral("not read"))) << kafka->toolTip().toStdString();
+    ASSERT_TRUE(waitFor(
+        [&] {
+            window.flush();
+            for (QLabel* l : window.findChildren<QLabel*>())
+                if (l->text().contains(QStringLiteral("Kafka")) &&
+                    l->text().contains(QStringLiteral("#8a8f98"))) // grey, not red
+                    kafka = l;
+            return kafka && window.anomalyModel()->rowCount() >= 1;
+        },
+        30'000));
+    EXPECT_TRUE(kafka->toolTip().contains(QStringLiteral("not read")))
+        << kafka->toolTip().toStdString();
     EXPECT_TRUE(kafka->toolTip().contains(QStringLiteral("receipt_missing is off")))
         << kafka->toolTip().toStdString();
     // The status bar names the detections that are off; the receipts tile is
@@ -327,20 +348,21 @@ TEST(Dashboard, AKafkaOnlyDeploymentShowsWhatItReads) {
     dashboard.start(nowMillis() - 3'600'000);
     window.show();
     QLabel* postgres = nullptr;
-    ASSERT_TRUE(waitFor([&] {
-        window.flush();
-        for (QLabel* l : window.findChildren<QLabel*>())
-            if (l->text().contains(QStringLiteral("PostgreSQL")) &&
-                l->text().contains(QStringLiteral("#8a8f98")))
-                postgres = l;
-        return postgres && window.anomalyModel()->rowCount() >= 1;
-    }, 60'000));
+    ASSERT_TRUE(waitFor(
+        [&] {
+            window.flush();
+            for (QLabel* l : window.findChildren<QLabel*>())
+                if (l->text().contains(QStringLiteral("PostgreSQL")) &&
+                    l->text().contains(QStringLiteral("#8a8f98")))
+                    postgres = l;
+            return postgres && window.anomalyModel()->rowCount() >= 1;
+        },
+        60'000));
     EXPECT_TRUE(postgres->toolTip().contains(QStringLiteral("stuck_processing is off")))
         << postgres->toolTip().toStdString();
     for (int row = 0; row < window.anomalyModel()->rowCount(); ++row) {
-        const QString kind =
-            window.anomalyModel()->index(row, 0).data(Qt::DisplayRole).toString() +
-            window.anomalyModel()->index(row, 1).data(Qt::DisplayRole).toString();
+        const QString kind = window.anomalyModel()->index(row, 0).data(Qt::DisplayRole).toString() +
+                             window.anomalyModel()->index(row, 1).data(Qt::DisplayRole).toString();
         EXPECT_FALSE(kind.contains(QStringLiteral("orphan_receipt"))) << kind.toStdString();
         EXPECT_FALSE(kind.contains(QStringLiteral("stuck_processing"))) << kind.toStdString();
     }

@@ -35,7 +35,8 @@ const std::vector<std::string>& corpus() {
         "x</title></svg><img src=x onerror=alert(1)>",
         "<script>alert(1)</script>\"'&amp;",
         "cls\x1b[2J\x1b]0;owned\x07",
-        "csi\xc2\x9b" "31mred",
+        "csi\xc2\x9b"
+        "31mred",
         "line\nFAKE [critical] forged line",
         "bidi\u202Eexe.txt\u2066x\u2069",
         "bad\xff\xfe utf8",
@@ -143,20 +144,20 @@ const Hostile& hostile() {
             // A caller waiting for ever, from a hostile instance, with a hostile bizNo.
             produce(x->stack.callerTopic, id,
                     "{\"callId\":" + jsonString(id) + ",\"state\":\"AWAITING_RESPONSE\"," +
-                        "\"attempt\":1,\"instance\":" + jsonString(s) + ",\"bizNo\":" +
-                        jsonString("b" + std::to_string(i) + ":" + s) + ",\"at\":\"" +
-                        formatIsoMillis(nowMillis() - 600'000) + "\"}");
+                        "\"attempt\":1,\"instance\":" + jsonString(s) +
+                        ",\"bizNo\":" + jsonString("b" + std::to_string(i) + ":" + s) +
+                        ",\"at\":\"" + formatIsoMillis(nowMillis() - 600'000) + "\"}");
             // Hostile status words: rejected, and the sample is printed.
-            produce(x->stack.receiptTopic, rid, "{\"callId\":\"s" + std::to_string(i) +
-                                                    "\",\"status\":" + jsonString(s) + "}");
+            produce(x->stack.receiptTopic, rid,
+                    "{\"callId\":\"s" + std::to_string(i) + "\",\"status\":" + jsonString(s) + "}");
         }
         w.exec("INSERT INTO idempotent_record VALUES ('status-word', 'd', "
                "E'<b>DONE</b>\\x1b[2J', NULL, 'i', 0, now(), now(), now() + interval '1 day')");
         w.commit();
         rd_kafka_flush(rk, 30'000);
         rd_kafka_destroy(rk);
-        x->config = x->stack.writeConfig(
-            "[detect]\nstuck_after = \"1s\"\nreceipt_grace = \"1s\"\ncaller_alert_after = \"1s\"\n");
+        x->config = x->stack.writeConfig("[detect]\nstuck_after = \"1s\"\nreceipt_grace = "
+                                         "\"1s\"\ncaller_alert_after = \"1s\"\n");
         return x;
     }();
     return *h;
@@ -210,7 +211,8 @@ TEST(Hostile, JsonScanIsValidJsonHoldingTheExactStrings) {
     std::istringstream lines(r.out);
     for (std::string line; std::getline(lines, line);) {
         simdjson::dom::element doc;
-        ASSERT_EQ(parser.parse(line).get(doc), simdjson::SUCCESS) << visibleText(line.substr(0, 200));
+        ASSERT_EQ(parser.parse(line).get(doc), simdjson::SUCCESS)
+            << visibleText(line.substr(0, 200));
         simdjson::dom::array ids;
         if (doc["callIds"].get(ids) == simdjson::SUCCESS)
             for (auto id : ids)

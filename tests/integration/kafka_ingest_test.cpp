@@ -81,12 +81,12 @@ struct RawProducer {
     }
     void produce(const std::string& topic, int partition, const std::string& key,
                  const std::string& value, std::int64_t timestampMs = 0) {
-        const auto e = rd_kafka_producev(
-            rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
-            RD_KAFKA_V_KEY(key.data(), key.size()),
-            RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-            RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_TIMESTAMP(timestampMs),
-            RD_KAFKA_V_END);
+        const auto e =
+            rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+                              RD_KAFKA_V_KEY(key.data(), key.size()),
+                              RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                              RD_KAFKA_V_TIMESTAMP(timestampMs), RD_KAFKA_V_END);
         if (e)
             throw std::runtime_error(rd_kafka_err2str(e));
     }
@@ -120,7 +120,8 @@ struct RawProducer {
         rd_kafka_event_t* ev = awaitResult(q);
         const auto* res = rd_kafka_event_DeleteRecords_result(ev);
         const auto* offsets = rd_kafka_DeleteRecords_result_offsets(res);
-        const rd_kafka_resp_err_t perr = offsets->cnt ? offsets->elems[0].err : RD_KAFKA_RESP_ERR_NO_ERROR;
+        const rd_kafka_resp_err_t perr =
+            offsets->cnt ? offsets->elems[0].err : RD_KAFKA_RESP_ERR_NO_ERROR;
         rd_kafka_event_destroy(ev);
         rd_kafka_queue_destroy(q);
         if (perr)
@@ -191,7 +192,8 @@ TEST(KafkaIngest, ShortWindowOverOldHistoryReadsOnlyWhatIsInTheWindow) {
     KafkaSource source(k);
     CollectingSink sink;
     const auto took = loadWithWatchdog(source, nowMillis() - 60'000, sink, 60s);
-    ASSERT_EQ(sink.receipts.size(), 1u) << "read " << sink.receipts.size() << " in " << took.count() << " ms";
+    ASSERT_EQ(sink.receipts.size(), 1u)
+        << "read " << sink.receipts.size() << " in " << took.count() << " ms";
     EXPECT_EQ(sink.receipts[0].callId, "new-1");
 
     // The whole history is still there for a window that asks for it.
@@ -214,14 +216,16 @@ TEST(KafkaIngest, TransactionalTopicWindowEndsAndReadsOnlyCommitted) {
         try {
             stack.emplace(TestStack::fresh("kafka_txn"));
             k = receiptsOnly(*stack, 2);
-            txn = std::make_unique<RawProducer>(stack->brokers, "callscope-test-" + stack->receiptTopic);
+            txn = std::make_unique<RawProducer>(stack->brokers,
+                                                "callscope-test-" + stack->receiptTopic);
             RawProducer& producer = *txn;
             const std::string& topic = stack->receiptTopic;
             RawProducer::check(rd_kafka_init_transactions(producer.rk, 30'000));
             for (int t = 0; t < 5; ++t) { // five committed transactions of 4 messages
                 RawProducer::check(rd_kafka_begin_transaction(producer.rk));
                 for (int i = 0; i < 4; ++i) {
-                    const std::string id = "committed-" + std::to_string(t) + "-" + std::to_string(i);
+                    const std::string id =
+                        "committed-" + std::to_string(t) + "-" + std::to_string(i);
                     producer.produce(topic, i % 2, id, receipt(id));
                 }
                 RawProducer::check(rd_kafka_commit_transaction(producer.rk, 30'000));
@@ -269,7 +273,8 @@ TEST(KafkaIngest, OffsetsDeletedBeforeTheyWereReadAreAGapNotASilentJump) {
     const KafkaConfig k = receiptsOnly(s, 1);
     RawProducer producer(s.brokers);
     for (int i = 0; i < 100; ++i)
-        producer.produce(s.receiptTopic, 0, "a-" + std::to_string(i), receipt("a-" + std::to_string(i)));
+        producer.produce(s.receiptTopic, 0, "a-" + std::to_string(i),
+                         receipt("a-" + std::to_string(i)));
     producer.flush();
 
     KafkaSource source(k);
@@ -279,13 +284,15 @@ TEST(KafkaIngest, OffsetsDeletedBeforeTheyWereReadAreAGapNotASilentJump) {
 
     // While nobody reads: 100 more, and retention deletes the first 50 of them.
     for (int i = 0; i < 100; ++i)
-        producer.produce(s.receiptTopic, 0, "b-" + std::to_string(i), receipt("b-" + std::to_string(i)));
+        producer.produce(s.receiptTopic, 0, "b-" + std::to_string(i),
+                         receipt("b-" + std::to_string(i)));
     producer.flush();
     producer.deleteRecordsBefore(s.receiptTopic, 0, 150);
 
     std::atomic<bool> stop{false};
     std::thread follower([&] { source.follow(sink, stop); });
-    const bool done = sink.waitFor([&] { return sink.receipts.size() >= 150 && !sink.gaps.empty(); });
+    const bool done =
+        sink.waitFor([&] { return sink.receipts.size() >= 150 && !sink.gaps.empty(); });
     stop = true;
     follower.join();
     ASSERT_TRUE(done) << sink.receipts.size() << " receipts, " << sink.gaps.size() << " gaps";

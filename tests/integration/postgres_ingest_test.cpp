@@ -181,7 +181,8 @@ TEST(PostgresIngest, BulkUpdateSharingOneTimestampIsReadThrough) {
     ASSERT_TRUE(sink.waitFor([&] { return sink.healthy > 0; }));
     exec(s.dsn, "INSERT INTO rec SELECT 'bulk-' || g, 'd', 'PROCESSING', '', 'i', 1, now(), now(), "
                 "now() + interval '1 day' FROM generate_series(1, 210000) g");
-    exec(s.dsn, "UPDATE rec SET status = 'SUCCESS', updated_at = clock_timestamp() + interval '1 s'");
+    exec(s.dsn,
+         "UPDATE rec SET status = 'SUCCESS', updated_at = clock_timestamp() + interval '1 s'");
     const bool all = sink.waitFor(
         [&] {
             if (sink.records.size() < 210'000)
@@ -235,15 +236,16 @@ TEST(PostgresIngest, RowCommittedMinutesAfterItsTimestampIsStillRead) {
 // (it was cancelled by the timeout on every retry).
 TEST(PostgresIngest, WindowLongerThanStatementTimeoutIsRead) {
     const TestStack s = TestStack::fresh("pg_slow");
-    exec(s.dsn, std::string("CREATE TABLE rec (") + kRecordColumns +
-                    ", created_at timestamptz, updated_at timestamptz, expire_at timestamptz);"
-                    "INSERT INTO rec SELECT 'slow-' || g, 'd', 'SUCCESS', '', 'i', 1, now(), now(), "
-                    "now() FROM generate_series(1, 400) g;"
-                    "CREATE FUNCTION slow(t text) RETURNS text LANGUAGE plpgsql VOLATILE AS "
-                    "$$BEGIN PERFORM pg_sleep(0.005); RETURN t; END$$;"
-                    "CREATE VIEW rec_slow AS SELECT slow(call_id) AS call_id, request_digest, status, "
-                    "result_snapshot, first_source, lock_version, created_at, updated_at, expire_at "
-                    "FROM rec");
+    exec(s.dsn,
+         std::string("CREATE TABLE rec (") + kRecordColumns +
+             ", created_at timestamptz, updated_at timestamptz, expire_at timestamptz);"
+             "INSERT INTO rec SELECT 'slow-' || g, 'd', 'SUCCESS', '', 'i', 1, now(), now(), "
+             "now() FROM generate_series(1, 400) g;"
+             "CREATE FUNCTION slow(t text) RETURNS text LANGUAGE plpgsql VOLATILE AS "
+             "$$BEGIN PERFORM pg_sleep(0.005); RETURN t; END$$;"
+             "CREATE VIEW rec_slow AS SELECT slow(call_id) AS call_id, request_digest, status, "
+             "result_snapshot, first_source, lock_version, created_at, updated_at, expire_at "
+             "FROM rec");
     PostgresConfig p = recordsOnly(s, "rec_slow");
     p.statementTimeout = Millis{500}; // the window takes about 2 s
     PostgresSource source(p);
@@ -261,10 +263,11 @@ TEST(PostgresIngest, WindowLongerThanStatementTimeoutIsRead) {
 // right, and a failing lookup does not disturb following.
 TEST(PostgresIngest, LookupsFromOtherThreadsWhileFollowingUseTheirOwnConnection) {
     const TestStack s = TestStack::fresh("pg_threads");
-    exec(s.dsn, std::string("CREATE TABLE rec (") + kRecordColumns +
-                    ", created_at timestamptz, updated_at timestamptz, expire_at timestamptz);"
-                    "INSERT INTO rec SELECT 'c-' || g, 'd', 'SUCCESS', 'snap-' || g, 'i', 1, now(), "
-                    "now(), now() FROM generate_series(1, 2000) g;");
+    exec(s.dsn,
+         std::string("CREATE TABLE rec (") + kRecordColumns +
+             ", created_at timestamptz, updated_at timestamptz, expire_at timestamptz);"
+             "INSERT INTO rec SELECT 'c-' || g, 'd', 'SUCCESS', 'snap-' || g, 'i', 1, now(), "
+             "now(), now() FROM generate_series(1, 2000) g;");
     PostgresSource source(recordsOnly(s, "rec"));
     CollectingSink sink;
     Follower f(source, sink);
@@ -274,7 +277,8 @@ TEST(PostgresIngest, LookupsFromOtherThreadsWhileFollowingUseTheirOwnConnection)
         for (int i = 0; writing; ++i) {
             pqxx::nontransaction w(c);
             w.exec("UPDATE rec SET updated_at = now(), lock_version = lock_version + 1 "
-                   "WHERE call_id = 'c-" + std::to_string(1 + i % 2000) + "'");
+                   "WHERE call_id = 'c-" +
+                   std::to_string(1 + i % 2000) + "'");
         }
     });
     int wrong = 0, failed = 0;

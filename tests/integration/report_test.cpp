@@ -47,13 +47,15 @@ const Fixture& fixture() {
         if (!r.ok)
             throw std::runtime_error(r.error);
         x->truth = readAnomalyLines(readFile(truth.path));
-        x->data = loadSimData(x->stack.dsn, x->stack.brokers, x->stack.receiptTopic, x->stack.callerTopic);
-        x->config = x->stack.writeConfig(
-            "[detect]\nstuck_after = \"1s\"\nreceipt_grace = \"1s\"\ncaller_alert_after = \"1s\"\n");
+        x->data = loadSimData(x->stack.dsn, x->stack.brokers, x->stack.receiptTopic,
+                              x->stack.callerTopic);
+        x->config = x->stack.writeConfig("[detect]\nstuck_after = \"1s\"\nreceipt_grace = "
+                                         "\"1s\"\ncaller_alert_after = \"1s\"\n");
         for (const auto& [kind, sets] : x->truth)
             for (const std::string& ids : sets) {
                 std::size_t start = 0;
-                for (std::size_t comma; (comma = ids.find(',', start)) != std::string::npos; start = comma + 1)
+                for (std::size_t comma; (comma = ids.find(',', start)) != std::string::npos;
+                     start = comma + 1)
                     x->faulted.insert(ids.substr(start, comma - start));
                 x->faulted.insert(ids.substr(start));
             }
@@ -144,7 +146,8 @@ TEST(Report, HtmlStandsAloneWithVectorTimelines) {
     EXPECT_NE(html.find("<svg"), std::string::npos);
     EXPECT_NE(html.find("[redacted"), std::string::npos);
     EXPECT_EQ(html.find("DE89 3704"), std::string::npos);
-    for (const char* external : {"src=\"http", "href=\"http", "<link", "@import", "url(http", "<script"})
+    for (const char* external :
+         {"src=\"http", "href=\"http", "<link", "@import", "url(http", "<script"})
         EXPECT_EQ(html.find(external), std::string::npos) << external;
 }
 
@@ -183,9 +186,9 @@ TEST(Report, BadArgumentsAreRefused) {
 TEST(Report, ADatabaseErrorWhileReportingIsAnErrorNotACrash) {
     const TestStack s = TestStack::fresh("report_pg_error");
     createFailingSnapshotView(s.dsn);
-    const std::string config = s.writeConfig(
-        "[postgres.record]\ntable = \"rec_v\"\n[postgres.attempt]\nenabled = false\n"
-        "[detect]\nstuck_after = \"1m\"\n");
+    const std::string config =
+        s.writeConfig("[postgres.record]\ntable = \"rec_v\"\n[postgres.attempt]\nenabled = false\n"
+                      "[detect]\nstuck_after = \"1m\"\n");
     const TempFile out("pg-error.html");
     const std::string command =
         callscopeBinary() + " report --config " + config + " --since 1h -o " + out.path;

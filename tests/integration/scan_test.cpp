@@ -55,8 +55,7 @@ CommandResult scanJson(const std::string& configText) {
 }
 
 // Rebuilds a flat JSON object with renamed fields and rewritten values.
-std::string rewrite(const std::string& json,
-                    const std::map<std::string, std::string>& names,
+std::string rewrite(const std::string& json, const std::map<std::string, std::string>& names,
                     const std::map<std::string, std::string>& words,
                     const std::set<std::string>& timesToEpoch) {
     simdjson::dom::parser parser;
@@ -96,7 +95,8 @@ void copyTopic(const TestStack& s, const std::string& from, const std::string& t
         const auto batch = reader->poll(500, 10'000);
         quiet = batch.empty() ? quiet + 1 : 0;
         for (const auto& m : batch)
-            ASSERT_TRUE(producer->produce(to, m.key, rewrite(m.value, names, words, timesToEpoch), err))
+            ASSERT_TRUE(
+                producer->produce(to, m.key, rewrite(m.value, names, words, timesToEpoch), err))
                 << err;
     }
     ASSERT_TRUE(producer->flush(30'000));
@@ -126,8 +126,9 @@ CREATE TABLE idem.records AS SELECT
 CREATE TABLE idem.attempts AS SELECT
   id AS attempt_no, call_id AS cid, request_digest AS req_hash, source_instance AS caller,
   trace_id AS trace,
-  CASE outcome WHEN 'EXECUTED' THEN 'RAN' WHEN 'IN_PROGRESS' THEN 'BUSY' WHEN 'REPLAYED' THEN 'CACHED'
-               WHEN 'DIGEST_CONFLICT' THEN 'MISMATCH' ELSE 'TAKEN_OVER' END AS result,
+  CASE outcome WHEN 'EXECUTED' THEN 'RAN' WHEN 'IN_PROGRESS' THEN 'BUSY'
+               WHEN 'REPLAYED' THEN 'CACHED' WHEN 'DIGEST_CONFLICT' THEN 'MISMATCH'
+               ELSE 'TAKEN_OVER' END AS result,
   (extract(epoch from arrived_at) * 1000)::bigint AS received_ms,
   finished_at AS done
   FROM idempotent_attempt;
@@ -136,18 +137,32 @@ CREATE TABLE idem.attempts AS SELECT
     }
     const std::string suffix = s.receiptTopic.substr(s.receiptTopic.find('.') + 1);
     copyTopic(s, s.receiptTopic, "rcpt." + suffix,
-              {{"callId", "id"}, {"status", "outcome"}, {"version", "seq"}, {"finishedAt", "ts"},
-               {"requestDigest", "hash"}, {"sourceInstance", "server"}},
-              {{"SUCCESS", "DONE"}, {"FAILED", "ERROR"}, {"PROCESSING", "PENDING"}}, {"finishedAt"});
+              {{"callId", "id"},
+               {"status", "outcome"},
+               {"version", "seq"},
+               {"finishedAt", "ts"},
+               {"requestDigest", "hash"},
+               {"sourceInstance", "server"}},
+              {{"SUCCESS", "DONE"}, {"FAILED", "ERROR"}, {"PROCESSING", "PENDING"}},
+              {"finishedAt"});
     copyTopic(s, s.callerTopic, "callers." + suffix,
-              {{"callId", "call"}, {"state", "phase"}, {"at", "time"}, {"instance", "node"},
-               {"bizNo", "order"}, {"requestDigest", "hash"}},
-              {{"INITIATED", "new"}, {"AWAITING_RESPONSE", "sent"}, {"TIMEOUT_UNKNOWN", "timeout"},
-               {"AWAITING_RECEIPT", "waiting"}, {"CONFIRMED_SUCCESS", "ok"},
-               {"CONFIRMED_FAILED", "failed"}, {"ESCALATED", "escalated"}},
+              {{"callId", "call"},
+               {"state", "phase"},
+               {"at", "time"},
+               {"instance", "node"},
+               {"bizNo", "order"},
+               {"requestDigest", "hash"}},
+              {{"INITIATED", "new"},
+               {"AWAITING_RESPONSE", "sent"},
+               {"TIMEOUT_UNKNOWN", "timeout"},
+               {"AWAITING_RECEIPT", "waiting"},
+               {"CONFIRMED_SUCCESS", "ok"},
+               {"CONFIRMED_FAILED", "failed"},
+               {"ESCALATED", "escalated"}},
               {"at"});
     const std::string config =
-        "[postgres]\ndsn = \"" + s.dsn + "\"\n"
+        "[postgres]\ndsn = \"" + s.dsn +
+        "\"\n"
         "[postgres.record]\ntable = \"idem.records\"\ncall_id = \"cid\"\n"
         "request_digest = \"req_hash\"\nstatus = \"state\"\nresult_snapshot = \"\"\n"
         "first_source = \"origin\"\nlock_version = \"lockv\"\ncreated_at = \"created_ms\"\n"
@@ -159,8 +174,10 @@ CREATE TABLE idem.attempts AS SELECT
         "outcome = \"result\"\narrived_at = \"received_ms\"\nfinished_at = \"done\"\n"
         "[postgres.attempt.outcome_values]\nEXECUTED = [\"RAN\"]\nIN_PROGRESS = [\"BUSY\"]\n"
         "REPLAYED = [\"CACHED\"]\nDIGEST_CONFLICT = [\"MISMATCH\"]\nREOCCUPIED = [\"TAKEN_OVER\"]\n"
-        "[kafka]\nbrokers = \"" + s.brokers + "\"\nreceipt_topics = \"^rcpt\\\\." + suffix +
-        "$\"\ncaller_topics = \"callers." + suffix + "\"\n"
+        "[kafka]\nbrokers = \"" +
+        s.brokers + "\"\nreceipt_topics = \"^rcpt\\\\." + suffix +
+        "$\"\ncaller_topics = \"callers." + suffix +
+        "\"\n"
         "[kafka.receipt]\ncall_id = \"id\"\nstatus = \"outcome\"\nversion = \"seq\"\n"
         "finished_at = \"ts\"\nrequest_digest = \"hash\"\nsource_instance = \"server\"\n"
         "[kafka.receipt.status_values]\nSUCCESS = [\"DONE\"]\nFAILED = [\"ERROR\"]\n"
@@ -169,13 +186,17 @@ CREATE TABLE idem.attempts AS SELECT
         "instance = \"node\"\nbiz_no = \"order\"\nrequest_digest = \"hash\"\n"
         "[kafka.caller_event.state_values]\nINITIATED = [\"new\"]\nAWAITING_RESPONSE = [\"sent\"]\n"
         "TIMEOUT_UNKNOWN = [\"timeout\"]\nAWAITING_RECEIPT = [\"waiting\"]\n"
-        "CONFIRMED_SUCCESS = [\"ok\"]\nCONFIRMED_FAILED = [\"failed\"]\nESCALATED = [\"escalated\"]\n" +
+        "CONFIRMED_SUCCESS = [\"ok\"]\nCONFIRMED_FAILED = [\"failed\"]\nESCALATED = "
+        "[\"escalated\"]\n" +
         kShortThresholds;
     const CommandResult r = scanJson(config);
     ASSERT_EQ(r.exitCode, 0) << r.err;
-    EXPECT_NE(r.out.find(R"("rejectedMessages":0)"), std::string::npos) << r.out.substr(r.out.rfind('\n', r.out.size() - 2));
+    EXPECT_NE(r.out.find(R"("rejectedMessages":0)"), std::string::npos)
+        << r.out.substr(r.out.rfind('\n', r.out.size() - 2));
     const Situations found = readAnomalyLines(r.out);
-    EXPECT_EQ(found, sim.truth) << "scan:\n" << describe(found) << "truth:\n" << describe(sim.truth);
+    EXPECT_EQ(found, sim.truth) << "scan:\n"
+                                << describe(found) << "truth:\n"
+                                << describe(sim.truth);
 }
 
 TEST(Scan, AMappedColumnThatDoesNotExistIsAConfigError) {
@@ -188,9 +209,10 @@ TEST(Scan, AMappedColumnThatDoesNotExistIsAConfigError) {
                "updated_at timestamptz, expire_at timestamptz)");
         w.commit();
     }
-    const CommandResult r = scanJson(
-        "[postgres]\ndsn = \"" + s.dsn + "\"\n[postgres.record]\nstatus = \"state\"\n"
-        "[postgres.attempt]\nenabled = false\n[kafka]\nbrokers = \"" + s.brokers + "\"\n");
+    const CommandResult r = scanJson("[postgres]\ndsn = \"" + s.dsn +
+                                     "\"\n[postgres.record]\nstatus = \"state\"\n"
+                                     "[postgres.attempt]\nenabled = false\n[kafka]\nbrokers = \"" +
+                                     s.brokers + "\"\n");
     EXPECT_EQ(r.exitCode, 2);
     EXPECT_NE(r.err.find("postgres.record.status: column \"state\" not found"), std::string::npos)
         << r.err;
@@ -204,17 +226,21 @@ TEST(Scan, MalformedMessagesAreCountedPerReasonAndSkipped) {
         {s.brokers, {{"message.max.bytes", "4000000"}}, "murmur2_random"}, err);
     ASSERT_TRUE(producer) << err;
     const std::vector<std::string> bad = {
-        "this is not json", R"({"status":"SUCCESS","version":1})",
+        "this is not json",
+        R"({"status":"SUCCESS","version":1})",
         "{\"callId\":\"c\xff\",\"status\":\"SUCCESS\",\"version\":1}",
-        R"({"callId":"c","status":"DONE","version":1})", R"({"callId":"c","status":"SUCCESS","version":"one"})",
-        R"({"callId":"c","status":"SUCCESS","version":1,"pad":")" + std::string(1 << 20, 'x') + "\"}"};
+        R"({"callId":"c","status":"DONE","version":1})",
+        R"({"callId":"c","status":"SUCCESS","version":"one"})",
+        R"({"callId":"c","status":"SUCCESS","version":1,"pad":")" + std::string(1 << 20, 'x') +
+            "\"}"};
     for (const auto& m : bad)
         ASSERT_TRUE(producer->produce(s.receiptTopic, "bad-key", m, err)) << err;
     ASSERT_TRUE(producer->flush(30'000));
     const CommandResult r = scanJson(readFile(s.writeConfig(kShortThresholds)));
     ASSERT_EQ(r.exitCode, 0) << r.err;
-    for (const char* reason : {R"("not JSON":1)", R"("missing callId":1)", R"("invalid UTF-8":1)",
-                               R"("unknown status":1)", R"("wrong type: version":1)", R"("oversized":1)"})
+    for (const char* reason :
+         {R"("not JSON":1)", R"("missing callId":1)", R"("invalid UTF-8":1)",
+          R"("unknown status":1)", R"("wrong type: version":1)", R"("oversized":1)"})
         EXPECT_NE(r.out.find(reason), std::string::npos) << reason;
     EXPECT_NE(r.out.find(R"("rejectedMessages":6)"), std::string::npos);
     EXPECT_NE(r.err.find("rejected and skipped"), std::string::npos) << r.err;
@@ -237,8 +263,8 @@ TEST(Inspect, AColdCallIsReadByKeyAndFromOnePartitionPerTopic) {
             ASSERT_EQ(r.partition, partitionForKey(id, 4, "murmur2_random")) << id;
 
     const TempFile config("inspect.toml", readFile(s.writeConfig(kShortThresholds)));
-    const CommandResult r =
-        runCommand(callscopeBinary() + " inspect " + second + " --config " + config.path + " --json");
+    const CommandResult r = runCommand(callscopeBinary() + " inspect " + second + " --config " +
+                                       config.path + " --json");
     ASSERT_EQ(r.exitCode, 0) << r.err;
     simdjson::dom::parser parser;
     const simdjson::dom::element doc = parser.parse(r.out);
@@ -267,8 +293,8 @@ TEST(Inspect, AColdCallIsReadByKeyAndFromOnePartitionPerTopic) {
     EXPECT_NE(text.out.find("verdict: Key rotated"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("sibling callIds: " + first), std::string::npos) << text.out;
 
-    const CommandResult unknown = runCommand(callscopeBinary() + " inspect cid-never-seen --config " +
-                                             config.path);
+    const CommandResult unknown =
+        runCommand(callscopeBinary() + " inspect cid-never-seen --config " + config.path);
     EXPECT_EQ(unknown.exitCode, 1);
     EXPECT_NE(unknown.err.find("nothing is known of callId cid-never-seen"), std::string::npos);
 }

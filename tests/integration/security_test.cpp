@@ -25,7 +25,7 @@ const std::string kShortThresholds =
 
 struct Secured {
     TestStack stack;
-    std::string someCallId; // a callId of the simulated data
+    std::string someCallId;    // a callId of the simulated data
     std::size_t anomalies = 0; // what a plaintext scan finds
 };
 
@@ -52,12 +52,14 @@ const Secured& secured() {
         waitPast(nowMillis() + 1200);
         pqxx::connection c(x->stack.dsn);
         pqxx::work w(c);
-        x->someCallId = w.exec1("SELECT call_id FROM idempotent_record LIMIT 1")[0].as<std::string>();
+        x->someCallId =
+            w.exec1("SELECT call_id FROM idempotent_record LIMIT 1")[0].as<std::string>();
         // The read-only role may read the two tables, nothing else.
         w.exec("GRANT SELECT ON idempotent_record, idempotent_attempt TO callscope_ro");
         w.commit();
-        const CommandResult scan = runCommand(callscopeBinary() + " scan --json --since 1h --config " +
-                                              x->stack.writeConfig(kShortThresholds));
+        const CommandResult scan =
+            runCommand(callscopeBinary() + " scan --json --since 1h --config " +
+                       x->stack.writeConfig(kShortThresholds));
         if (scan.exitCode != 0)
             throw std::runtime_error(scan.err);
         x->anomalies = anomalyLines(scan.out);
@@ -95,10 +97,13 @@ struct Secure {
 void expectNoSecret(const std::string& text, const std::vector<std::string>& secrets,
                     const std::string& where) {
     for (const std::string& s : secrets)
-        EXPECT_EQ(text.find(s), std::string::npos) << where << " shows a secret: " << text.substr(0, 400);
+        EXPECT_EQ(text.find(s), std::string::npos)
+            << where << " shows a secret: " << text.substr(0, 400);
 }
 
-std::string pgPassword() { return stackEnv("CALLSCOPE_PG_PASSWORD"); }
+std::string pgPassword() {
+    return stackEnv("CALLSCOPE_PG_PASSWORD");
+}
 
 } // namespace
 
@@ -107,7 +112,8 @@ TEST(TlsAndSasl, ScanAndWatchWorkOverVerifiedTlsAndSaslSsl) {
     const Secure secure;
     const TempFile config("tls.toml");
     std::rename(secure.write().c_str(), config.path.c_str());
-    const CommandResult scan = runCommand(callscopeBinary() + " scan --json --since 1h --config " + config.path);
+    const CommandResult scan =
+        runCommand(callscopeBinary() + " scan --json --since 1h --config " + config.path);
     ASSERT_EQ(scan.exitCode, 0) << scan.err;
     EXPECT_EQ(anomalyLines(scan.out), secured().anomalies);
     const CommandResult watch =
@@ -129,15 +135,15 @@ TEST(TlsAndSasl, AWrongCaOrPasswordIsAClearErrorNamingTheSource) {
     {
         Secure s;
         s.dsn = withDatabase(stackEnv("CALLSCOPE_PG_TLS_DSN"), secured().stack.database);
-        s.dsn.replace(s.dsn.find(stackEnv("CALLSCOPE_CA_FILE")), stackEnv("CALLSCOPE_CA_FILE").size(),
-                      stackEnv("CALLSCOPE_WRONG_CA_FILE"));
+        s.dsn.replace(s.dsn.find(stackEnv("CALLSCOPE_CA_FILE")),
+                      stackEnv("CALLSCOPE_CA_FILE").size(), stackEnv("CALLSCOPE_WRONG_CA_FILE"));
         cases.push_back({"PostgreSQL, wrong CA", s, {"PostgreSQL (", "certificate verify failed"}});
     }
     {
         Secure s;
         s.dsn.replace(s.dsn.find(pgPassword()), pgPassword().size(), "Wr0ngPassw0rd");
-        cases.push_back({"PostgreSQL, wrong password", s,
-                         {"PostgreSQL (", "password authentication failed"}});
+        cases.push_back(
+            {"PostgreSQL, wrong password", s, {"PostgreSQL (", "password authentication failed"}});
     }
     {
         Secure s;
@@ -154,13 +160,15 @@ TEST(TlsAndSasl, AWrongCaOrPasswordIsAClearErrorNamingTheSource) {
         // the error says so rather than blaming the right credentials.
         Secure s;
         s.mechanism = "SCRAM-SHA-512";
-        cases.push_back({"Kafka, SCRAM with librdkafka < 2.6.1", s, {"Kafka (", "librdkafka#4895"}});
+        cases.push_back(
+            {"Kafka, SCRAM with librdkafka < 2.6.1", s, {"Kafka (", "librdkafka#4895"}});
     }
     for (const Case& c : cases) {
         SCOPED_TRACE(c.what);
         const TempFile config("bad.toml");
         std::rename(c.secure.write().c_str(), config.path.c_str());
-        const CommandResult r = runCommand(callscopeBinary() + " scan --since 1h --config " + config.path);
+        const CommandResult r =
+            runCommand(callscopeBinary() + " scan --since 1h --config " + config.path);
         EXPECT_EQ(r.exitCode, 1) << r.err;
         for (const std::string& e : c.expected)
             EXPECT_NE(r.err.find(e), std::string::npos) << e << " in: " << r.err;
@@ -183,9 +191,12 @@ TEST(LeastPrivilege, SelectOnTheTwoTablesAndReadOnTheTopicsAreEnough) {
     {
         pqxx::connection c(withDatabase(stackEnv("CALLSCOPE_PG_RO_DSN"), secured().stack.database));
         pqxx::nontransaction w(c);
-        EXPECT_FALSE(w.exec1("SELECT has_table_privilege('callscope_sim_outbox', 'SELECT')")[0].as<bool>());
-        EXPECT_FALSE(w.exec1("SELECT has_table_privilege('idempotent_record', 'INSERT')")[0].as<bool>());
-        EXPECT_FALSE(w.exec1("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")[0].as<bool>());
+        EXPECT_FALSE(
+            w.exec1("SELECT has_table_privilege('callscope_sim_outbox', 'SELECT')")[0].as<bool>());
+        EXPECT_FALSE(
+            w.exec1("SELECT has_table_privilege('idempotent_record', 'INSERT')")[0].as<bool>());
+        EXPECT_FALSE(
+            w.exec1("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")[0].as<bool>());
     }
     const std::string cs = callscopeBinary();
     const CommandResult scan = runCommand(cs + " scan --json --since 1h --config " + config.path);
@@ -196,8 +207,8 @@ TEST(LeastPrivilege, SelectOnTheTwoTablesAndReadOnTheTopicsAreEnough) {
     ASSERT_EQ(inspect.exitCode, 0) << inspect.err;
     EXPECT_NE(inspect.out.find("\"type\":\"call\""), std::string::npos);
     const TempFile report("ro-report.json");
-    const CommandResult rep =
-        runCommand(cs + " report --since 1h --include-payloads -o " + report.path + " --config " + config.path);
+    const CommandResult rep = runCommand(cs + " report --since 1h --include-payloads -o " +
+                                         report.path + " --config " + config.path);
     ASSERT_EQ(rep.exitCode, 0) << rep.err;
     EXPECT_NE(readFile(report.path).find("\"anomalies\""), std::string::npos);
     const CommandResult watch = runUntil(cs + " watch --json --since 1h --config " + config.path,
@@ -240,8 +251,8 @@ TEST(Secrets, NoCommandPrintsASecretInAnyForm) {
     const TestStack& s = secured().stack;
     const std::string pw = pgPassword();
     const std::string port = stackEnv("CALLSCOPE_PG_PORT");
-    const std::vector<std::string> fakes = {"FakeSslPass1", "fa ke2", "FakeSasl3", "FakeKeyPass4",
-                                            "FakeBearer5", "FakeStorePass6"};
+    const std::vector<std::string> fakes = {"FakeSslPass1", "fa ke2",      "FakeSasl3",
+                                            "FakeKeyPass4", "FakeBearer5", "FakeStorePass6"};
     const std::vector<std::string> dsns = {
         s.dsn, // keyword form, password=...
         "postgresql://postgres:" + pw + "@127.0.0.1:" + port + "/" + s.database +
@@ -266,9 +277,9 @@ TEST(Secrets, NoCommandPrintsASecretInAnyForm) {
         std::string all;
         for (const std::string& args : std::vector<std::string>{
                  "scan --since 1h", "scan --json --since 1h", "inspect " + secured().someCallId,
-              "inspect --json " + secured().someCallId, "report --since 1h -o " + html.path,
-              "report --since 1h --include-payloads -o " + pdf.path,
-              "report --since 1h -o " + json.path, "sim --duration 1s --allow-writes nope"}) {
+                 "inspect --json " + secured().someCallId, "report --since 1h -o " + html.path,
+                 "report --since 1h --include-payloads -o " + pdf.path,
+                 "report --since 1h -o " + json.path, "sim --duration 1s --allow-writes nope"}) {
             const CommandResult r = runCommand(cs + " " + args + " --config " + config);
             if (args.rfind("sim", 0) == 0)
                 EXPECT_EQ(r.exitCode, 2) << r.err;
@@ -285,15 +296,16 @@ TEST(Secrets, NoCommandPrintsASecretInAnyForm) {
         expectNoSecret(all, secrets, "outputs");
     }
     // The same forms with a wrong password: the connect errors hold no secret.
-    for (const std::string& dsn : std::vector<std::string>{
-             "postgresql://postgres:Wr0ngPw9@127.0.0.1:" + port + "/x",
-                                   "host=127.0.0.1 port=" + port + " dbname=x user=postgres "
-                                   "password=Wr0ngPw9 sslpassword=FakeSslPass1"}) {
+    for (const std::string& dsn :
+         std::vector<std::string>{"postgresql://postgres:Wr0ngPw9@127.0.0.1:" + port + "/x",
+                                  "host=127.0.0.1 port=" + port +
+                                      " dbname=x user=postgres "
+                                      "password=Wr0ngPw9 sslpassword=FakeSslPass1"}) {
         TestStack t = s;
         t.dsn = dsn;
-        const CommandResult r = runCommand(
-            cs + " scan --since 1h --config " + t.writeConfig(kafka) + " 2>&1; " + cs +
-            " inspect x --config " + t.writeConfig(kafka));
+        const CommandResult r =
+            runCommand(cs + " scan --since 1h --config " + t.writeConfig(kafka) + " 2>&1; " + cs +
+                       " inspect x --config " + t.writeConfig(kafka));
         EXPECT_NE(r.out.find("password authentication failed"), std::string::npos) << r.out;
         expectNoSecret(r.out + r.err, {"Wr0ngPw9", "FakeSslPass1", "FakeSasl3"}, "errors");
     }

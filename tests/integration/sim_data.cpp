@@ -67,19 +67,18 @@ SimData loadSimData(const std::string& dsn, const std::string& brokers,
     const auto ms = [](const char* col) {
         return std::string("(extract(epoch from ") + col + ") * 1000)::bigint";
     };
-    for (const auto& row :
-         w.exec("SELECT call_id, request_digest, status, COALESCE(first_source, ''), lock_version, " +
-                ms("created_at") + ", " + ms("updated_at") + ", " + ms("expire_at") +
-                " FROM idempotent_record")) {
-        RecordRow r{row[0].as<std::string>(), row[1].as<std::string>(), row[2].as<std::string>(),
+    for (const auto& row : w.exec(
+             "SELECT call_id, request_digest, status, COALESCE(first_source, ''), lock_version, " +
+             ms("created_at") + ", " + ms("updated_at") + ", " + ms("expire_at") +
+             " FROM idempotent_record")) {
+        RecordRow r{row[0].as<std::string>(),  row[1].as<std::string>(), row[2].as<std::string>(),
                     row[3].as<std::string>(),  row[4].as<int>(),         row[5].as<std::int64_t>(),
                     row[6].as<std::int64_t>(), row[7].as<std::int64_t>()};
         d.records[r.callId] = r;
     }
-    for (const auto& row :
-         w.exec("SELECT id, call_id, request_digest, source_instance, outcome, " +
-                ms("arrived_at") + ", " + ms("finished_at") +
-                " FROM idempotent_attempt ORDER BY arrived_at, id")) {
+    for (const auto& row : w.exec("SELECT id, call_id, request_digest, source_instance, outcome, " +
+                                  ms("arrived_at") + ", " + ms("finished_at") +
+                                  " FROM idempotent_attempt ORDER BY arrived_at, id")) {
         AttemptRow a;
         a.id = row[0].as<std::int64_t>();
         a.callId = row[1].as<std::string>();
@@ -97,7 +96,7 @@ SimData loadSimData(const std::string& dsn, const std::string& brokers,
         simdjson::ondemand::document doc;
         if (parser.iterate(json).get(doc))
             throw std::runtime_error("receipt is not JSON: " + m.value);
-        ReceiptMsg r{str(doc, "callId"), str(doc, "status"), str(doc, "requestDigest"),
+        ReceiptMsg r{str(doc, "callId"),         str(doc, "status"),  str(doc, "requestDigest"),
                      str(doc, "sourceInstance"), num(doc, "version"), m.partition};
         if (r.callId != m.key)
             throw std::runtime_error("receipt keyed " + m.key + " carries callId " + r.callId);

@@ -39,8 +39,8 @@ struct CallerEventMsg {
 
 struct SimData {
     std::map<std::string, RecordRow> records;
-    std::map<std::string, std::vector<AttemptRow>> attempts;      // by arrival
-    std::map<std::string, std::vector<ReceiptMsg>> receipts;      // in topic order
+    std::map<std::string, std::vector<AttemptRow>> attempts;         // by arrival
+    std::map<std::string, std::vector<ReceiptMsg>> receipts;         // in topic order
     std::map<std::string, std::vector<CallerEventMsg>> callerEvents; // in topic order
     std::size_t receiptCount = 0, callerEventCount = 0;
 };

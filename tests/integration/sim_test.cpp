@@ -100,7 +100,9 @@ TEST_P(SimFault, InjectedSituationIsInTheDataAndTheTruthListsExactlyWhatIsThere)
 
     // callscope finds every injected anomaly and nothing on a clean callId.
     const Situations scanned = scan(run);
-    EXPECT_EQ(scanned, run.truth) << "scan:\n" << describe(scanned) << "truth:\n" << describe(run.truth);
+    EXPECT_EQ(scanned, run.truth) << "scan:\n"
+                                  << describe(scanned) << "truth:\n"
+                                  << describe(run.truth);
 }
 
 TEST_P(SimFault, FaultedCallsCarryTheEvidenceTheSpecNames) {
@@ -115,8 +117,8 @@ TEST_P(SimFault, FaultedCallsCarryTheEvidenceTheSpecNames) {
     const SimData& d = run.data;
     for (const std::string& ids : run.truth.at(name)) {
         const std::string first = ids.substr(0, ids.find(','));
-        const auto& atts = d.attempts.count(first) ? d.attempts.at(first)
-                                                   : std::vector<AttemptRow>{};
+        const auto& atts =
+            d.attempts.count(first) ? d.attempts.at(first) : std::vector<AttemptRow>{};
         auto outcomes = [&](const std::string& o) {
             return std::count_if(atts.begin(), atts.end(),
                                  [&](const AttemptRow& a) { return a.outcome == o; });
@@ -126,8 +128,8 @@ TEST_P(SimFault, FaultedCallsCarryTheEvidenceTheSpecNames) {
             ASSERT_TRUE(d.records.count(first));
             EXPECT_EQ(d.records.at(first).status, "PROCESSING");
             EXPECT_EQ(outcomes("EXECUTED"), 1);
-            for (const auto& r : d.receipts.count(first) ? d.receipts.at(first)
-                                                         : std::vector<ReceiptMsg>{})
+            for (const auto& r :
+                 d.receipts.count(first) ? d.receipts.at(first) : std::vector<ReceiptMsg>{})
                 EXPECT_EQ(r.status, "PROCESSING");
             break;
         case AnomalyKind::DigestConflict:
@@ -221,7 +223,8 @@ TEST(SimClean, CleanTrafficHoldsNoSituationEvenWithCrashesAndTimeouts) {
     EXPECT_GT(outOfOrder, 0);
     for (const auto& [id, evs] : d.callerEvents) {
         EXPECT_EQ(evs.front().state, "INITIATED") << id;
-        EXPECT_TRUE(evs.back().state == "CONFIRMED_SUCCESS" || evs.back().state == "CONFIRMED_FAILED")
+        EXPECT_TRUE(evs.back().state == "CONFIRMED_SUCCESS" ||
+                    evs.back().state == "CONFIRMED_FAILED")
             << id << " ended " << evs.back().state;
         failed += evs.back().state == "CONFIRMED_FAILED";
     }
@@ -245,5 +248,7 @@ TEST(SimClean, EveryKindAtOnceStaysApartFromCleanCalls) {
                                     << describe(run.found) << "truth:\n"
                                     << describe(run.truth);
     const Situations scanned = scan(run);
-    EXPECT_EQ(scanned, run.truth) << "scan:\n" << describe(scanned) << "truth:\n" << describe(run.truth);
+    EXPECT_EQ(scanned, run.truth) << "scan:\n"
+                                  << describe(scanned) << "truth:\n"
+                                  << describe(run.truth);
 }

@@ -147,14 +147,13 @@ TEST(Sources, AKafkaOnlyConfigScansWatchesReportsAndInspects) {
         EXPECT_EQ(off.count(kind), 0u) << kind << " fired although it is off";
     EXPECT_GT(countOf(r.out, "\"kind\":\"key_rotation\""), 0u);
     EXPECT_NE(r.out.find("\"records\":0,\"attempts\":0,"), std::string::npos);
-    EXPECT_NE(r.err.find("stuck_processing (the idempotency record is not read"),
-              std::string::npos)
+    EXPECT_NE(r.err.find("stuck_processing (the idempotency record is not read"), std::string::npos)
         << r.err;
     // watch judges the same; report and inspect run without the tables.
     const std::size_t scanned = countOf(r.out, "\"type\":\"anomaly\"");
-    const CommandResult watch = runUntil(
-        callscopeBinary() + " watch --json --since 1h --config " + config, "\"type\":\"anomaly\"",
-        scanned);
+    const CommandResult watch =
+        runUntil(callscopeBinary() + " watch --json --since 1h --config " + config,
+                 "\"type\":\"anomaly\"", scanned);
     EXPECT_EQ(countOf(watch.out, "\"type\":\"anomaly\""), scanned) << watch.err;
     const TempFile report("kafka-only.json");
     const CommandResult rep = runCommand(callscopeBinary() + " report --since 1h -o " +
@@ -188,8 +187,8 @@ TEST(Sources, EveryCombinationJudgesOnlyWhatItReads) {
         t.receiptTopic = c.receipts ? s.receiptTopic : "";
         t.callerTopic = c.callers ? s.callerTopic : "";
         const std::string name = std::string(c.postgres ? "postgres" : "kafka-only") +
-                                 (c.attempts ? "+attempts" : "") +
-                                 (c.receipts ? "+receipts" : "") + (c.callers ? "+callers" : "");
+                                 (c.attempts ? "+attempts" : "") + (c.receipts ? "+receipts" : "") +
+                                 (c.callers ? "+callers" : "");
         SCOPED_TRACE(name);
         const std::string config =
             t.writeConfig(kShort + (c.attempts ? "" : "[postgres.attempt]\nenabled = false\n"),
@@ -217,8 +216,8 @@ TEST(Sources, EveryCombinationJudgesOnlyWhatItReads) {
 // which detections will run; the exit code says whether it is ready.
 TEST(Check, SaysWhatItFindsAndWhichDetectionsRun) {
     const TestStack& s = simulated();
-    const CommandResult r = runCommand(callscopeBinary() + " check --config " +
-                                       s.writeConfig(kShort));
+    const CommandResult r =
+        runCommand(callscopeBinary() + " check --config " + s.writeConfig(kShort));
     ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
     for (const char* needle :
          {"is valid", "read-only session: yes", "record  idempotent_record (table, ",
@@ -242,9 +241,9 @@ TEST(Check, SaysWhatItFindsAndWhichDetectionsRun) {
     }
     TestStack t = s;
     t.receiptTopic = s.receiptTopic + "-missing";
-    const CommandResult warn = runCommand(
-        callscopeBinary() + " check --config " +
-        t.writeConfig(kShort + "[postgres.record]\ntable = \"bare\"\n"));
+    const CommandResult warn =
+        runCommand(callscopeBinary() + " check --config " +
+                   t.writeConfig(kShort + "[postgres.record]\ntable = \"bare\"\n"));
     ASSERT_EQ(warn.exitCode, 0) << warn.out << warn.err;
     // Until the receipt topic exists, what needs it is off.
     EXPECT_NE(warn.out.find("Detections off (2):\n  receipt_missing"), std::string::npos)
@@ -257,10 +256,10 @@ TEST(Check, SaysWhatItFindsAndWhichDetectionsRun) {
 
     // Columns that are not there: every one named with the table's real
     // columns, exit 2 as scan would (the mapping does not fit).
-    const CommandResult bad = runCommand(
-        callscopeBinary() + " check --config " +
-        TestStack(t).writeConfig(kShort + "[postgres.record]\nstatus = \"state\"\n"
-                                          "expire_at = \"expires\"\n"));
+    const CommandResult bad =
+        runCommand(callscopeBinary() + " check --config " +
+                   TestStack(t).writeConfig(kShort + "[postgres.record]\nstatus = \"state\"\n"
+                                                     "expire_at = \"expires\"\n"));
     EXPECT_EQ(bad.exitCode, 2) << bad.out << bad.err;
     EXPECT_NE(bad.out.find("PROBLEM: postgres.record.status: column \"state\" not found"),
               std::string::npos)

@@ -4,14 +4,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
-#include <csignal>
 #include <stdexcept>
 #include <thread>
-#include <chrono>
 #include <vector>
 
 #include <sys/wait.h>
@@ -33,7 +33,9 @@ std::atomic<int> g_counter{0};
 
 } // namespace
 
-std::string stackEnv(const char* name) { return env(name); }
+std::string stackEnv(const char* name) {
+    return env(name);
+}
 
 std::string withDatabase(const std::string& stackDsn, const std::string& db) {
     // The stack's DSNs are keyword/value with one dbname=... and their credentials.
@@ -50,8 +52,8 @@ TestStack TestStack::fresh(const std::string& name) {
     TestStack s;
     s.adminDsn = env("CALLSCOPE_PG_ADMIN_DSN");
     s.brokers = env("CALLSCOPE_KAFKA_BROKERS");
-    const std::string unique = name + "_" + std::to_string(::getpid()) + "_" +
-                               std::to_string(g_counter.fetch_add(1));
+    const std::string unique =
+        name + "_" + std::to_string(::getpid()) + "_" + std::to_string(g_counter.fetch_add(1));
     const std::string db = "t_" + unique;
     {
         pqxx::connection c(s.adminDsn);
@@ -94,12 +96,15 @@ std::string TestStack::writeConfig(const std::string& extra,
 }
 
 void restartService(const std::string& which) {
-    const std::string script = std::string(CALLSCOPE_SOURCE_DIR) + "/scripts/stack restart-" + which;
+    const std::string script =
+        std::string(CALLSCOPE_SOURCE_DIR) + "/scripts/stack restart-" + which;
     if (std::system(script.c_str()) != 0)
         throw std::runtime_error(script + " failed");
 }
 
-std::string callscopeBinary() { return CALLSCOPE_BINARY; }
+std::string callscopeBinary() {
+    return CALLSCOPE_BINARY;
+}
 
 void createFailingSnapshotView(const std::string& dsn) {
     pqxx::connection c(dsn);
@@ -124,7 +129,9 @@ TempFile::TempFile(const std::string& name, const std::string& content) : path(t
     if (!content.empty())
         std::ofstream(path) << content;
 }
-TempFile::~TempFile() { std::remove(path.c_str()); }
+TempFile::~TempFile() {
+    std::remove(path.c_str());
+}
 
 std::string readFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -168,8 +175,8 @@ std::size_t countOf(const std::string& text, const std::string& needle) {
     return n;
 }
 
-CommandResult runUntil(const std::string& commandLine, const std::string& needle,
-                       std::size_t count, int limitSeconds) {
+CommandResult runUntil(const std::string& commandLine, const std::string& needle, std::size_t count,
+                       int limitSeconds) {
     const std::string out = tempPath("stdout"), err = tempPath("stderr");
     const pid_t pid = ::fork();
     if (pid == 0) {

@@ -62,8 +62,8 @@ CommandResult runCommand(const std::string& commandLine);
 // Runs a command that does not end by itself (watch) until its stdout holds
 // `count` lines containing `needle`, or `limitSeconds` pass, then sends it
 // SIGINT and waits for it: a condition, not a fixed time.
-CommandResult runUntil(const std::string& commandLine, const std::string& needle,
-                       std::size_t count, int limitSeconds = 60);
+CommandResult runUntil(const std::string& commandLine, const std::string& needle, std::size_t count,
+                       int limitSeconds = 60);
 
 std::string readFile(const std::string& path);
 

@@ -26,7 +26,8 @@ public:
         m_pid = ::fork();
         if (m_pid == 0) {
             ::setpgid(0, 0);
-            const std::string full = "exec " + commandLine + " >" + out + " 2>" + err + " </dev/null";
+            const std::string full =
+                "exec " + commandLine + " >" + out + " 2>" + err + " </dev/null";
             ::execl("/bin/sh", "sh", "-c", full.c_str(), static_cast<char*>(nullptr));
             ::_exit(127);
         }
@@ -79,15 +80,14 @@ TEST(Watch, SurvivesPostgresAndKafkaRestartsWithNothingLostOrDoubled) {
         warm.faults.clear();
         ASSERT_TRUE(runSimulation(s.config, warm).ok);
     }
-    const TempFile config("watch.toml", readFile(s.writeConfig(
-                                            "[detect]\nstuck_after = \"4s\"\nreceipt_grace = "
-                                            "\"4s\"\ncaller_alert_after = \"4s\"\n")));
+    const TempFile config("watch.toml",
+                          readFile(s.writeConfig("[detect]\nstuck_after = \"4s\"\nreceipt_grace = "
+                                                 "\"4s\"\ncaller_alert_after = \"4s\"\n")));
     const TempFile out("watch.out"), err("watch.err");
     Child watch(callscopeBinary() + " watch --config " + config.path + " --since 1m --json",
                 out.path, err.path);
-    ASSERT_TRUE(pollUntil([&] { return readFile(err.path).find("following live") !=
-                                       std::string::npos; },
-                          60'000))
+    ASSERT_TRUE(pollUntil(
+        [&] { return readFile(err.path).find("following live") != std::string::npos; }, 60'000))
         << readFile(err.path);
 
     Situations truth;
@@ -133,10 +133,12 @@ TEST(Watch, SurvivesPostgresAndKafkaRestartsWithNothingLostOrDoubled) {
         }
     };
     waitPast(end + 5000); // past every 4 s threshold: each anomaly has opened (once)
-    pollUntil([&] {
-        collect();
-        return openedSet == truth;
-    }, 60'000);
+    pollUntil(
+        [&] {
+            collect();
+            return openedSet == truth;
+        },
+        60'000);
     EXPECT_EQ(watch.terminate(), 0);
     collect();
     const std::string errors = readFile(err.path);

@@ -14,11 +14,12 @@ TEST(AnomalyJson, WritesTheSpecLineWithSortedCallIds) {
     a.firstEventAt = 1716200940000;
     a.detectedAt = 1716201060000;
     a.summary = "digest 9f2c executed under 2 callIds";
-    EXPECT_EQ(toJsonLine(a),
-              R"({"type":"anomaly","kind":"key_rotation","severity":"critical","state":"open",)"
-              R"("callIds":["cid-a","cid-b"],"instances":["order-api-7"],"digests":["9f2c"],)"
-              R"("firstEventAt":"2024-05-20T10:29:00.000Z","detectedAt":"2024-05-20T10:31:00.000Z",)"
-              R"("summary":"digest 9f2c executed under 2 callIds"})");
+    EXPECT_EQ(
+        toJsonLine(a),
+        R"({"type":"anomaly","kind":"key_rotation","severity":"critical","state":"open",)"
+        R"("callIds":["cid-a","cid-b"],"instances":["order-api-7"],"digests":["9f2c"],)"
+        R"("firstEventAt":"2024-05-20T10:29:00.000Z","detectedAt":"2024-05-20T10:31:00.000Z",)"
+        R"("summary":"digest 9f2c executed under 2 callIds"})");
 }
 
 TEST(AnomalyJson, EscapesWhatJsonRequires) {

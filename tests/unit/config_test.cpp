@@ -9,7 +9,9 @@ using namespace callscope;
 
 namespace {
 
-ConfigResult parse(const std::string& text) { return parseConfigText(text, "t.toml"); }
+ConfigResult parse(const std::string& text) {
+    return parseConfigText(text, "t.toml");
+}
 
 std::string firstError(const std::string& text) {
     const ConfigResult r = parse(text);
@@ -65,7 +67,11 @@ TEST(Config, TheShippedExampleIsValidAndEqualsTheDefaults) {
 // process with std::regex_error when the source started).
 TEST(Config, InvalidTopicPatternIsRefusedNamingTheKey) {
     const std::string e = firstError("[kafka]\nreceipt_topics = \"^receipts\\\\.(pay\"\n");
-    EXPECT_EQ(e.rfind("t.toml:2: kafka.receipt_topics: invalid regular expression \"^receipts\\.(pay\"", 0), 0u) << e;
+    EXPECT_EQ(
+        e.rfind("t.toml:2: kafka.receipt_topics: invalid regular expression \"^receipts\\.(pay\"",
+                0),
+        0u)
+        << e;
     EXPECT_NE(firstError("[kafka]\ncaller_topics = \"^[a-\"\n").find("kafka.caller_topics"),
               std::string::npos);
     EXPECT_TRUE(parse("[kafka]\ncaller_topics = \"(not a pattern: no caret\"\n").ok());
@@ -163,8 +169,9 @@ TEST(Config, BadDurationsAreRefused) {
 }
 
 TEST(Config, ContradictionsAndBadValuesAreRefused) {
-    EXPECT_EQ(firstError("[postgres.record.status_values]\nSUCCESS = [\"OK\"]\nFAILED = [\"OK\"]\n"),
-              "t.toml:3: postgres.record.status_values.FAILED: \"OK\" is already a word for SUCCESS");
+    EXPECT_EQ(
+        firstError("[postgres.record.status_values]\nSUCCESS = [\"OK\"]\nFAILED = [\"OK\"]\n"),
+        "t.toml:3: postgres.record.status_values.FAILED: \"OK\" is already a word for SUCCESS");
     EXPECT_EQ(firstError("[kafka]\npartitioner = \"round_robin\"\n"),
               "t.toml:2: kafka.partitioner: unknown partitioner \"round_robin\" (expected "
               "murmur2_random, murmur2, consistent_random, consistent, fnv1a, fnv1a_random or "

@@ -135,7 +135,7 @@ TEST(DetectionEngine, AnomaliesOpenChangeAndResolveOnce) {
     Scenario s;
     s.record("c1", RecordStatus::Processing, T0, T0);
     s.open(T0 + 6 * MIN);
-    s.open(T0 + 7 * MIN); // still stuck: no new change
+    s.open(T0 + 7 * MIN);  // still stuck: no new change
     s.open(T0 + 21 * MIN); // critical now: a change
     s.record("c1", RecordStatus::Failed, T0, T0 + 22 * MIN);
     s.receipt("c1", RecordStatus::Failed, 2, T0 + 22 * MIN);

@@ -27,8 +27,8 @@ struct Fixture {
         for (int k = 0; k < 2; ++k) {
             const std::string id = "cid-" + std::to_string(k);
             const EpochMillis t = T0 + k * 5000;
-            store.add(RecordObservation{id, digest, RecordStatus::Success, "api-1", 0, t,
-                                        t + 40, t + 86'400'000});
+            store.add(RecordObservation{id, digest, RecordStatus::Success, "api-1", 0, t, t + 40,
+                                        t + 86'400'000});
             AttemptObservation a;
             a.id = k + 1;
             a.callId = id;

@@ -37,8 +37,8 @@ TEST(Retention, HealthyFinishedCallsLeaveAnomalousOnesStay) {
     m.deliver(healthy("old-healthy", T0));
     m.deliver(healthy("new-healthy", T0 + 50 * 60'000));
     ObservationBatch stuck; // PROCESSING forever: anomalous
-    stuck.records.push_back({"old-stuck", std::string(64, 'b'), RecordStatus::Processing, "api-1", 0,
-                             T0, T0, T0 + 86'400'000});
+    stuck.records.push_back({"old-stuck", std::string(64, 'b'), RecordStatus::Processing, "api-1",
+                             0, T0, T0, T0 + 86'400'000});
     m.deliver(std::move(stuck));
     m.pump(T0 + 10 * 60'000); // stuck for 10 minutes: a warning
     ASSERT_EQ(m.store().size(), 3u);
@@ -192,8 +192,8 @@ TEST(Retention, ResolvedAnomaliesAreForgottenAfterTheRetentionWindow) {
     config.retention.finishedCalls = Millis{30 * 60'000};
     Monitor m(config);
     ObservationBatch stuck;
-    stuck.records.push_back({"slow", std::string(64, 'e'), RecordStatus::Processing, "api-1", 0,
-                             T0, T0, T0 + 86'400'000});
+    stuck.records.push_back({"slow", std::string(64, 'e'), RecordStatus::Processing, "api-1", 0, T0,
+                             T0, T0 + 86'400'000});
     m.deliver(std::move(stuck));
     m.pump(T0 + 6 * 60'000);
     ASSERT_EQ(m.engine().anomalies().size(), 1u);
@@ -220,8 +220,8 @@ Monitor& stuckCalls(Monitor& m, int n, int retries = 0) {
         std::string digest = std::to_string(k);
         digest.resize(64, 'c');
         const std::string id = "stuck-" + std::to_string(k);
-        b.records.push_back({id, digest, RecordStatus::Processing, "api-1", 0, T0 + k, T0 + k,
-                             T0 + 86'400'000});
+        b.records.push_back(
+            {id, digest, RecordStatus::Processing, "api-1", 0, T0 + k, T0 + k, T0 + 86'400'000});
         for (int r = 0; r < retries; ++r)
             b.attempts.push_back({k * 100 + r, id, digest, "api-1", "", AttemptOutcome::InProgress,
                                   T0 + k + 1000 * r, T0 + k + 1000 * r + 5});

@@ -74,7 +74,8 @@ TEST(Secrets, AQuoteInsideAPasswordDoesNotShiftWhatIsHidden) {
 
 TEST(Secrets, OtherDsnFormsKeepWhatIsNotSecret) {
     EXPECT_EQ(redactDsn("host=a,b port=1,2 password=x"), "host=a,b port=1,2");
-    EXPECT_EQ(redactDsn("postgresql://ro:pw@[::1]:5433/db"), "user=ro dbname=db host=::1 port=5433");
+    EXPECT_EQ(redactDsn("postgresql://ro:pw@[::1]:5433/db"),
+              "user=ro dbname=db host=::1 port=5433");
     EXPECT_EQ(redactDsn("service=orders password="), "service=orders");
 }
 
@@ -107,8 +108,8 @@ TEST(Secrets, KafkaPropertiesHoldingSecretsAreKnownByName) {
           "sasl.oauthbearer.client.secret", "sasl.oauthbearer.config", "SASL.PASSWORD",
           "sasl.oauthbearer.token.endpoint.url"})
         EXPECT_TRUE(isSecretProperty(name)) << name;
-    for (const char* name : {"security.protocol", "sasl.mechanisms", "sasl.username",
-                             "ssl.ca.location", "client.id"})
+    for (const char* name :
+         {"security.protocol", "sasl.mechanisms", "sasl.username", "ssl.ca.location", "client.id"})
         EXPECT_FALSE(isSecretProperty(name)) << name;
 }
 
@@ -117,8 +118,7 @@ TEST(Secrets, ScrubbingReplacesEverySecretValue) {
     c.postgres.dsn = "postgresql://ro:pw1@db/x?sslpassword=pw2";
     c.kafka.properties = {{"sasl.password", "pw3"}, {"sasl.username", "alice"}};
     const auto secrets = secretValues(c);
-    EXPECT_EQ(scrubSecrets("a pw1 b pw2pw2 c pw3 alice", secrets),
-              "a *** b ****** c *** alice");
+    EXPECT_EQ(scrubSecrets("a pw1 b pw2pw2 c pw3 alice", secrets), "a *** b ****** c *** alice");
     // Longest first; pieces of structured values too.
     EXPECT_EQ(scrubSecrets("abcdef abc", {"abc", "abcdef"}), "*** ***");
     c.kafka.properties = {{"sasl.oauthbearer.config", "principal=p secret=Bearer7x"}};

@@ -19,8 +19,8 @@ TEST(Timeline, BothLanesAsBandsOnOneAxis) {
     for (const StateBand& b : t.bands)
         (b.lane == Lane::ServerRecord ? server : caller).push_back(b.state);
     EXPECT_EQ(server, (std::vector<std::string>{"ABSENT", "PROCESSING", "SUCCESS"}));
-    EXPECT_EQ(caller, (std::vector<std::string>{"INITIATED", "AWAITING_RESPONSE",
-                                                "CONFIRMED_SUCCESS"}));
+    EXPECT_EQ(caller,
+              (std::vector<std::string>{"INITIATED", "AWAITING_RESPONSE", "CONFIRMED_SUCCESS"}));
     EXPECT_EQ(t.entries.size(), 8u);
     EXPECT_TRUE(std::is_sorted(t.entries.begin(), t.entries.end(),
                                [](const auto& a, const auto& b) { return a.at < b.at; }));

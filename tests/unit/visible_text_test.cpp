@@ -18,7 +18,9 @@ TEST(VisibleText, TerminalEscapesAndControlsAreShownNotSent) {
     EXPECT_EQ(visibleText("x\x1b[2J\x1b]0;owned\x07y"), "x\\x1b[2J\\x1b]0;owned\\x07y");
     EXPECT_EQ(visibleText(std::string("a\0b", 3)), "a\\x00b");
     EXPECT_EQ(visibleText("l1\nl2\r\tz\x7f"), "l1\\x0al2\\x0d\\x09z\\x7f");
-    EXPECT_EQ(visibleText("\xc2\x9b" "31m"), "\\x9b31m"); // C1 CSI
+    EXPECT_EQ(visibleText("\xc2\x9b"
+                          "31m"),
+              "\\x9b31m"); // C1 CSI
 }
 
 TEST(VisibleText, BidiControlsAreShown) {
@@ -34,15 +36,19 @@ TEST(VisibleText, InvisibleCharactersThatMakeTwoIdsLookAlikeAreShown) {
 }
 
 TEST(VisibleText, InvalidUtf8IsShownBytewise) {
-    EXPECT_EQ(visibleText("a\xff" "b\xc3"), "a\\xffb\\xc3");
-    EXPECT_EQ(visibleText("\xc0\xaf"), "\\xc0\\xaf");             // overlong '/'
-    EXPECT_EQ(visibleText("\xed\xa0\x80"), "\\xed\\xa0\\x80");     // a surrogate
+    EXPECT_EQ(visibleText("a\xff"
+                          "b\xc3"),
+              "a\\xffb\\xc3");
+    EXPECT_EQ(visibleText("\xc0\xaf"), "\\xc0\\xaf");                   // overlong '/'
+    EXPECT_EQ(visibleText("\xed\xa0\x80"), "\\xed\\xa0\\x80");          // a surrogate
     EXPECT_EQ(visibleText("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80"); // past U+10FFFF
-    EXPECT_EQ(visibleText("\xe0\x80\xaf"), "\\xe0\\x80\\xaf");             // 3-byte overlong
+    EXPECT_EQ(visibleText("\xe0\x80\xaf"), "\\xe0\\x80\\xaf");          // 3-byte overlong
     EXPECT_EQ(visibleText("\xf0\x80\x80\xaf"), "\\xf0\\x80\\x80\\xaf"); // 4-byte overlong
-    EXPECT_EQ(visibleText("a\xe2\x82" "b"), "a\\xe2\\x82b");              // cut short mid-string
-    EXPECT_EQ(visibleText("\x80x"), "\\x80x");                              // a lone continuation
-    EXPECT_EQ(visibleText("\xf4\x8f\xbf\xbf"), "\xf4\x8f\xbf\xbf");           // U+10FFFF is valid
+    EXPECT_EQ(visibleText("a\xe2\x82"
+                          "b"),
+              "a\\xe2\\x82b");                                      // cut short mid-string
+    EXPECT_EQ(visibleText("\x80x"), "\\x80x");                      // a lone continuation
+    EXPECT_EQ(visibleText("\xf4\x8f\xbf\xbf"), "\xf4\x8f\xbf\xbf"); // U+10FFFF is valid
     EXPECT_FALSE(isValidUtf8("a\xff"));
     EXPECT_TRUE(isValidUtf8("заказ"));
 }

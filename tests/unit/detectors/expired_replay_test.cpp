@@ -67,7 +67,7 @@ TEST(ExpiredReplay, RetriesUpToExpireAtAreNotReplays) {
     s.record("c1", RecordStatus::Success, T0, T0 + 40, D(1), 0, "api-1", 2 * S);
     s.attempt("c1", AttemptOutcome::Executed, T0, T0 + 40);
     s.receipt("c1", RecordStatus::Success, 2, T0 + 41);
-    s.caller("c1", CallerState::AwaitingResponse, T0 + S, 2);           // inside the window
+    s.caller("c1", CallerState::AwaitingResponse, T0 + S, 2);          // inside the window
     s.attempt("c1", AttemptOutcome::Replayed, T0 + 2 * S, T0 + 2 * S); // at expire_at itself
     EXPECT_EQ(s.open(T0 + H), Set{});
     EXPECT_EQ(s.find(AnomalyKind::ExpiredReplay), nullptr);

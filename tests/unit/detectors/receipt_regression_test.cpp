@@ -74,8 +74,8 @@ TEST(ReceiptRegression, ConfirmationsArrivingLastAreNotRegressions) {
     s.receipt("c1", RecordStatus::Processing, 1, T0 + 10);
     s.receipt("c1", RecordStatus::Success, 2, T0 + 45);
     s.caller("c1", CallerState::AwaitingReceipt, T0 + 100, 1); // the caller's clock runs ahead
-    s.caller("c1", CallerState::ConfirmedSuccess, T0 + 60, 1);  // arrives after it
-    s.caller("c1", CallerState::ConfirmedSuccess, T0 + 70, 1);  // and again: still terminal
+    s.caller("c1", CallerState::ConfirmedSuccess, T0 + 60, 1); // arrives after it
+    s.caller("c1", CallerState::ConfirmedSuccess, T0 + 70, 1); // and again: still terminal
     EXPECT_EQ(s.open(T0 + H), Set{});
     EXPECT_EQ(s.find(AnomalyKind::ReceiptRegression), nullptr);
 }
