@@ -8,6 +8,7 @@
 #include "views/drilldown_view.h"
 #include "views/instances_view.h"
 #include "views/main_window.h"
+#include "views/overview_view.h"
 #include "views/palette.h"
 #include "views/timeline_painter.h"
 #include "views/timeline_widget.h"
@@ -287,11 +288,49 @@ TEST(Instances, ModelPassesTheTesterAndSelectionFilters) {
                                     QAbstractItemModelTester::FailureReportingMode::Fatal);
     v.setStats({{"api-1", 10, 2, 1, 0, 3}, {"api-2", 5, 0, 0, 1, 1}});
     v.setStats({{"api-1", 11, 2, 1, 0, 3}, {"api-2", 5, 0, 0, 1, 1}}); // in place
-    EXPECT_EQ(v.model()->rowCount(), 2);
+    ASSERT_EQ(v.model()->rowCount(), 2);
+    // The update changed the figure in its row, not the rows.
+    int api1 = -1;
+    for (int r = 0; r < 2; ++r)
+        if (v.model()->index(r, 0).data().toString() == QStringLiteral("api-1"))
+            api1 = r;
+    ASSERT_GE(api1, 0);
+    EXPECT_EQ(v.model()->index(api1, 1).data().toInt(), 11);
+    // Selecting a row names its instance; clearing the selection names none.
     QSignalSpy selected(&v, &InstancesView::instanceSelected);
-    v.table()->selectRow(0);
+    v.table()->selectRow(
+        v.table()->model()->index(0, 0).data().toString() == QStringLiteral("api-2") ? 0 : 1);
     ASSERT_GE(selected.count(), 1);
-    EXPECT_FALSE(selected.last().at(0).toString().isEmpty());
+    EXPECT_EQ(selected.last().at(0).toString(), QStringLiteral("api-2"));
+    v.table()->clearSelection();
+    EXPECT_EQ(selected.last().at(0).toString(), QString());
+}
+
+// In the main window, choosing an instance filters the anomalies to those
+// naming it, and clearing the choice shows them all again.
+TEST(Instances, ChoosingAnInstanceFiltersTheAnomalies) {
+    MainWindow w(QStringLiteral("instances"));
+    auto snap = std::make_shared<DashboardSnapshot>();
+    snap->at = T0;
+    snap->changes = sample();
+    snap->statsIncluded = true;
+    snap->instances = {{"api-1", 4, 0, 0, 0, 1}, {"api-2", 2, 1, 0, 0, 1}};
+    w.takeSnapshot(snap);
+    w.flush();
+    auto* proxy = w.anomalies()->filter();
+    ASSERT_EQ(proxy->rowCount(), 3); // open ones
+    InstancesView* v = w.instances();
+    int api2 = -1;
+    for (int r = 0; r < v->table()->model()->rowCount(); ++r)
+        if (v->table()->model()->index(r, 0).data().toString() == QStringLiteral("api-2"))
+            api2 = r;
+    ASSERT_GE(api2, 0);
+    v->table()->selectRow(api2);
+    ASSERT_EQ(proxy->rowCount(), 1);
+    EXPECT_EQ(proxy->index(0, AnomalyTableModel::Kind).data().toString(),
+              QStringLiteral("key_rotation"));
+    v->table()->clearSelection();
+    EXPECT_EQ(proxy->rowCount(), 3);
 }
 
 TEST(MainWindow, ReadableOnADarkPalette) {
@@ -329,8 +368,22 @@ TEST(MainWindow, ReadableOnADarkPalette) {
         w.showTab(MainWindow::DrilldownTab);
         const QImage img = w.grab().toImage();
         img.save(shot("dark-drilldown.png"));
-        // The timeline's background follows the palette, not a fixed white.
+        // The timeline's background follows the palette, not a fixed white,
+        // and the details' text is light on it (the palette's text colour).
         EXPECT_LT(img.pixelColor(img.width() - 20, 250).lightness(), 100);
+        const QPalette used = w.drilldown()->details()->palette();
+        EXPECT_LT(used.color(QPalette::Base).lightness(), 100);
+        EXPECT_GT(used.color(QPalette::Text).lightness(), 180);
+        // The overview's figures are readable too: no dark text on the dark window.
+        w.showTab(MainWindow::OverviewTab);
+        int checked = 0;
+        for (QLabel* l : w.overview()->findChildren<QLabel*>())
+            if (l->isVisibleTo(&w) && !l->text().isEmpty() && l->styleSheet().isEmpty()) {
+                ++checked;
+                EXPECT_GT(l->palette().color(l->foregroundRole()).lightness(), 150)
+                    << l->text().toStdString();
+            }
+        EXPECT_GE(checked, 10) << "the tiles' titles and figures";
     }
     QApplication::setPalette(old);
 }
