@@ -518,6 +518,23 @@ struct PostgresSource::Impl {
             .as<std::int64_t>();
     }
 
+    // The reads callscope makes, written once: `check` explains these same
+    // queries. A page of the feed: rows from a bound on, in (time, id) order.
+    static std::string pageSql(const std::string& select, const std::string& timeCol,
+                               const std::string& idCol, const std::string& where) {
+        return select + " WHERE " + where + " ORDER BY " + timeCol + ", " + idCol + " LIMIT " +
+               std::to_string(kPageRows);
+    }
+    // The records, and the attempts in arrival order, of the callIds in `ids`
+    // (a quoted text[] literal).
+    std::string recordsOfSql(const std::string& ids) const {
+        return recordSelect + " WHERE " + recordCallId + " = ANY(" + ids + ")";
+    }
+    std::string attemptsOfSql(const std::string& ids) const {
+        return attemptSelect + " WHERE " + attemptCallId + " = ANY(" + ids + ") ORDER BY " +
+               attemptArrived;
+    }
+
     // Reads every row with time >= from, in pages ordered by (time, id) that
     // follow each other by keyset; delivers each page. Returns the latest
     // time seen (kNoTime when none).
@@ -531,10 +548,7 @@ struct PostgresSource::Impl {
             ObservationBatch batch;
             std::vector<std::string> last;
             const std::int64_t rows =
-                query(*conn,
-                      select + " WHERE " + where + " ORDER BY " + timeCol + ", " + idCol +
-                          " LIMIT " + std::to_string(kPageRows),
-                      batch, add, &last);
+                query(*conn, pageSql(select, timeCol, idCol, where), batch, add, &last);
             latest = std::max(latest, timeOf(batch));
             track(batch);
             if (batch.hasAnything())
@@ -819,14 +833,11 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
         const std::string probe = c.quote(textArray({"x"})) + "::text[]"; // only the plan is asked
         PostgresCheck::Relation& record = out.relations.front();
         access(record, "follow: records changed since the last poll (every poll_interval)",
-               m->recordSelect + " WHERE " +
-                   m->bound(m->recordUpdated, ">=", nowMillis() - 60'000) + " ORDER BY " +
-                   m->recordUpdated + ", " + m->recordCallId + " LIMIT " +
-                   std::to_string(kPageRows),
+               Impl::pageSql(m->recordSelect, m->recordUpdated, m->recordCallId,
+                             m->bound(m->recordUpdated, ">=", nowMillis() - 60'000)),
                onTable(record, r.updatedAt + ", " + r.callId));
         access(record, "lookup: a record by callId (drill-down, messages naming a callId)",
-               m->recordSelect + " WHERE " + m->recordCallId + " = ANY(" + probe + ")",
-               onTable(record, r.callId));
+               m->recordsOfSql(probe), onTable(record, r.callId));
         access(record, "siblings: records with one request digest (key rotation drill-down)",
                "SELECT " + m->recordCallId + " FROM " + m->recordTable + " WHERE " +
                    quoteIdent(c, r.requestDigest) + " = " + c.quote("x"),
@@ -850,13 +861,10 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
         if (am.enabled) {
             PostgresCheck::Relation& attempt = out.relations.back();
             access(attempt, "follow: attempts arrived since the last poll",
-                   m->attemptSelect + " WHERE " +
-                       m->bound(m->attemptArrived, ">=", nowMillis() - 60'000) + " ORDER BY " +
-                       m->attemptArrived + ", " + m->attemptId + " LIMIT " +
-                       std::to_string(kPageRows),
+                   Impl::pageSql(m->attemptSelect, m->attemptArrived, m->attemptId,
+                                 m->bound(m->attemptArrived, ">=", nowMillis() - 60'000)),
                    onTable(attempt, am.arrivedAt + ", " + am.id));
-            access(attempt, "lookup: the attempts of a callId",
-                   m->attemptSelect + " WHERE " + m->attemptCallId + " = ANY(" + probe + ")",
+            access(attempt, "lookup: the attempts of a callId", m->attemptsOfSql(probe),
                    onTable(attempt, am.callId));
             sample(attempt,
                    m->attemptSelect + " ORDER BY " + m->attemptArrived + " DESC LIMIT " +
@@ -917,13 +925,9 @@ ObservationBatch PostgresSource::fetchCalls(const std::vector<std::string>& call
                     callIds.begin() +
                         static_cast<std::ptrdiff_t>(std::min(callIds.size(), i + 5000)));
                 const std::string arr = c.quote(textArray(part)) + "::text[]";
-                m->query(c, m->recordSelect + " WHERE " + m->recordCallId + " = ANY(" + arr + ")",
-                         batch, &Impl::addRecord);
+                m->query(c, m->recordsOfSql(arr), batch, &Impl::addRecord);
                 if (!m->attemptSelect.empty())
-                    m->query(c,
-                             m->attemptSelect + " WHERE " + m->attemptCallId + " = ANY(" + arr +
-                                 ") ORDER BY " + m->attemptArrived,
-                             batch, &Impl::addAttempt);
+                    m->query(c, m->attemptsOfSql(arr), batch, &Impl::addAttempt);
             }
             return 0;
         },

@@ -51,6 +51,23 @@ Config failingViewConfig(const std::string& name, const std::string& table) {
     return config;
 }
 
+// Waits until the indicator of the source a deployment does not read is grey
+// (not a red outage) and an anomaly is listed; nullptr when it never is.
+QLabel* greyIndicator(MainWindow& window, const QString& source) {
+    QLabel* found = nullptr;
+    const bool shown = waitFor(
+        [&] {
+            window.flush();
+            for (QLabel* l : window.findChildren<QLabel*>())
+                if (l->text().contains(source) &&
+                    l->text().contains(QStringLiteral("#8a8f98"))) // grey, not red
+                    found = l;
+            return found && window.anomalyModel()->rowCount() >= 1;
+        },
+        60'000);
+    return shown ? found : nullptr;
+}
+
 // Simulator options writing into the stack's database and topics.
 SimOptions simInto(const TestStack& s, int durationMs, int rate, std::uint64_t seed) {
     SimOptions o;
@@ -299,17 +316,8 @@ TEST(Dashboard, KafkaNotConfiguredIsNotAnOutage) {
     DashboardController dashboard(config, {}, &window);
     dashboard.start(nowMillis() - 3'600'000);
     window.show();
-    QLabel* kafka = nullptr;
-    ASSERT_TRUE(waitFor(
-        [&] {
-            window.flush();
-            for (QLabel* l : window.findChildren<QLabel*>())
-                if (l->text().contains(QStringLiteral("Kafka")) &&
-                    l->text().contains(QStringLiteral("#8a8f98"))) // grey, not red
-                    kafka = l;
-            return kafka && window.anomalyModel()->rowCount() >= 1;
-        },
-        30'000));
+    QLabel* kafka = greyIndicator(window, QStringLiteral("Kafka"));
+    ASSERT_TRUE(kafka);
     EXPECT_TRUE(kafka->toolTip().contains(QStringLiteral("not read")))
         << kafka->toolTip().toStdString();
     EXPECT_TRUE(kafka->toolTip().contains(QStringLiteral("receipt_missing is off")))
@@ -347,17 +355,8 @@ TEST(Dashboard, AKafkaOnlyDeploymentShowsWhatItReads) {
     DashboardController dashboard(config, {}, &window);
     dashboard.start(nowMillis() - 3'600'000);
     window.show();
-    QLabel* postgres = nullptr;
-    ASSERT_TRUE(waitFor(
-        [&] {
-            window.flush();
-            for (QLabel* l : window.findChildren<QLabel*>())
-                if (l->text().contains(QStringLiteral("PostgreSQL")) &&
-                    l->text().contains(QStringLiteral("#8a8f98")))
-                    postgres = l;
-            return postgres && window.anomalyModel()->rowCount() >= 1;
-        },
-        60'000));
+    QLabel* postgres = greyIndicator(window, QStringLiteral("PostgreSQL"));
+    ASSERT_TRUE(postgres);
     EXPECT_TRUE(postgres->toolTip().contains(QStringLiteral("stuck_processing is off")))
         << postgres->toolTip().toStdString();
     for (int row = 0; row < window.anomalyModel()->rowCount(); ++row) {
