@@ -171,7 +171,7 @@ void DrilldownView::showDetail(const CallDetail& d) {
 QString DrilldownView::detailsHtml(const CallDetail& d) const {
     CallHtmlStyle style;
     style.callId = [](const std::string& id) { return callLink(id); };
-    QString h = QStringLiteral("<h3>Diagnosis</h3>") + diagnosisHtml(d.diagnosis, style);
+    QString h = diagnosisHtml(d.diagnosis, style); // starts "Diagnosis: verdict"
     if (d.otherMatches.size() > 1) {
         h += QStringLiteral("<p>This bizNo names several callIds: ");
         for (const auto& id : d.otherMatches)
