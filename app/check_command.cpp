@@ -2,6 +2,7 @@
 
 #include "app/monitor.h"
 #include "connectors/secrets.h"
+#include "models/anomaly.h"
 #include "models/visible_text.h"
 
 #include <iostream>
@@ -9,12 +10,6 @@
 
 namespace callscope {
 namespace {
-
-// Everything printed that comes from the config, the database or a message
-// goes through this: control characters and escapes are shown, never sent.
-std::string shown(std::string_view text) {
-    return visibleText(text);
-}
 
 std::string thousands(std::int64_t n) {
     std::string digits = std::to_string(n < 0 ? -n : n), out;
@@ -30,10 +25,6 @@ std::string when(EpochMillis t) {
     return t == kNoTime ? "-" : formatIsoMillis(t);
 }
 
-std::string shortDigest(const std::string& d) {
-    return d.size() > 12 ? shown(d.substr(0, 12)) + "\u2026" : shown(d);
-}
-
 std::string padded(const std::string& s, std::size_t width) {
     return s.size() >= width ? s + " " : s + std::string(width - s.size(), ' ');
 }
@@ -44,11 +35,11 @@ struct Tally {
     bool configProblem = false; // the mapping does not fit the database: exit 2, as scan
     void problem(const std::string& what) {
         ++problems;
-        std::cout << "  PROBLEM: " << shown(what) << '\n';
+        std::cout << "  PROBLEM: " << visibleText(what) << '\n';
     }
     void warning(const std::string& what) {
         ++warnings;
-        std::cout << "  warning: " << shown(what) << '\n';
+        std::cout << "  warning: " << visibleText(what) << '\n';
     }
 };
 
@@ -57,28 +48,29 @@ void printRejections(const std::vector<Rejection>& rejected, std::size_t limit) 
     for (const Rejection& r : rejected) {
         if (n++ == limit)
             break;
-        std::cout << "    rejected " << shown(r.where) << ": " << shown(r.reason) << ": "
-                  << shown(r.sample) << '\n';
+        std::cout << "    rejected " << visibleText(r.where) << ": " << visibleText(r.reason)
+                  << ": " << visibleText(r.sample) << '\n';
     }
 }
 
 void printRelation(const PostgresCheck::Relation& rel, Tally& tally) {
     if (!rel.found) {
-        std::cout << "  " << rel.key << "  " << shown(rel.name) << ": NOT FOUND\n";
+        std::cout << "  " << rel.key << "  " << visibleText(rel.name) << ": NOT FOUND\n";
         return;
     }
-    std::cout << "  " << rel.key << "  " << shown(rel.name) << " (" << rel.kind << ", "
+    std::cout << "  " << rel.key << "  " << visibleText(rel.name) << " (" << rel.kind << ", "
               << (rel.estimated ? "~" : "") << thousands(rel.rows) << " row"
               << (rel.rows == 1 ? "" : "s") << (rel.estimated ? ", estimated" : "") << ")\n";
     for (const auto& col : rel.columns)
         std::cout << "    " << padded(col.key, 26)
                   << (col.name.empty() ? std::string("(not mapped)")
-                      : !col.found     ? padded(shown(col.name), 18) + "MISSING"
-                                       : padded(shown(col.name), 18) + shown(col.type))
+                      : !col.found     ? padded(visibleText(col.name), 18) + "MISSING"
+                                       : padded(visibleText(col.name), 18) + visibleText(col.type))
                   << '\n';
     for (const auto& a : rel.access) {
         std::cout << "    " << (a.indexed ? "indexed  " : "NO INDEX ") << a.what << "\n"
-                  << "             " << (a.plan.empty() ? "(no plan)" : shown(a.plan)) << '\n';
+                  << "             " << (a.plan.empty() ? "(no plan)" : visibleText(a.plan))
+                  << '\n';
         if (!a.indexed && !a.plan.empty())
             tally.warning(rel.key + " " + a.what.substr(0, a.what.find(':')) + " scans the whole " +
                           rel.kind + "; add " + a.advice);
@@ -91,7 +83,7 @@ void printRelation(const PostgresCheck::Relation& rel, Tally& tally) {
 }
 
 void checkPostgres(const Config& config, int sample, Tally& tally) {
-    std::cout << "PostgreSQL  " << shown(redactDsn(config.postgres.dsn)) << '\n';
+    std::cout << "PostgreSQL  " << visibleText(redactDsn(config.postgres.dsn)) << '\n';
     PostgresCheck found;
     try {
         PostgresSource source(config.postgres);
@@ -101,7 +93,7 @@ void checkPostgres(const Config& config, int sample, Tally& tally) {
         tally.problem(e.what());
         return;
     }
-    std::cout << "  server " << shown(found.server) << ", user " << shown(found.user)
+    std::cout << "  server " << visibleText(found.server) << ", user " << visibleText(found.user)
               << ", read-only session: " << (found.readOnly ? "yes" : "no") << '\n';
     if (found.superuser)
         tally.warning("user " + found.user +
@@ -125,16 +117,16 @@ void checkPostgres(const Config& config, int sample, Tally& tally) {
                       : std::string())
               << " decoded, " << s.rejected.size() << " rejected\n";
     for (const RecordObservation& r : s.records)
-        std::cout << "    record " << shown(r.callId) << "  " << toString(r.status) << "  updated "
-                  << when(r.updatedAt) << "  expires " << when(r.expireAt) << "  digest "
-                  << shortDigest(r.digest)
+        std::cout << "    record " << visibleText(r.callId) << "  " << toString(r.status)
+                  << "  updated " << when(r.updatedAt) << "  expires " << when(r.expireAt)
+                  << "  digest " << visibleText(shortDigest(r.digest))
                   << (r.firstSource.empty() ? std::string()
-                                            : "  first source " + shown(r.firstSource))
+                                            : "  first source " + visibleText(r.firstSource))
                   << '\n';
     for (const AttemptObservation& a : s.attempts)
-        std::cout << "    attempt #" << a.id << " " << shown(a.callId) << "  "
-                  << toString(a.outcome) << "  from " << shown(a.sourceInstance) << "  arrived "
-                  << when(a.arrivedAt) << '\n';
+        std::cout << "    attempt #" << a.id << " " << visibleText(a.callId) << "  "
+                  << toString(a.outcome) << "  from " << visibleText(a.sourceInstance)
+                  << "  arrived " << when(a.arrivedAt) << '\n';
     printRejections(s.rejected, static_cast<std::size_t>(sample));
     if (!s.rejected.empty())
         tally.warning(std::to_string(s.rejected.size()) +
@@ -149,9 +141,10 @@ struct KafkaFound {
 
 KafkaFound checkKafka(const Config& config, int sample, Tally& tally) {
     const auto protocol = config.kafka.properties.find("security.protocol");
-    std::cout << "Kafka  " << shown(config.kafka.brokers)
-              << (protocol != config.kafka.properties.end() ? " (" + shown(protocol->second) + ")"
-                                                            : std::string())
+    std::cout << "Kafka  " << visibleText(config.kafka.brokers)
+              << (protocol != config.kafka.properties.end()
+                      ? " (" + visibleText(protocol->second) + ")"
+                      : std::string())
               << '\n';
     KafkaCheck found;
     try {
@@ -170,11 +163,11 @@ KafkaFound checkKafka(const Config& config, int sample, Tally& tally) {
                       << "_topics is empty)\n";
             return;
         }
-        std::cout << "  " << what << " \"" << shown(spec) << "\""
+        std::cout << "  " << what << " \"" << visibleText(spec) << "\""
                   << (spec.front() == '^' ? " (a pattern)" : "") << ":\n";
         for (const KafkaCheck::Topic& t : found.topics)
             if (t.receipts == receipts)
-                std::cout << "    " << shown(t.name) << "  " << t.partitions << " partition"
+                std::cout << "    " << visibleText(t.name) << "  " << t.partitions << " partition"
                           << (t.partitions == 1 ? "" : "s") << ", " << thousands(t.messages)
                           << " messages"
                           << (t.timestampType.empty() ? std::string()
@@ -218,17 +211,18 @@ KafkaFound checkKafka(const Config& config, int sample, Tally& tally) {
     std::size_t n = 0;
     for (const ReceiptObservation& r : s.receipts)
         if (n++ < static_cast<std::size_t>(sample))
-            std::cout << "    receipt " << shown(r.callId) << "  v" << r.version << " "
+            std::cout << "    receipt " << visibleText(r.callId) << "  v" << r.version << " "
                       << toString(r.status) << "  finished " << when(r.finishedAt)
                       << (r.sourceInstance.empty() ? std::string()
-                                                   : "  from " + shown(r.sourceInstance))
+                                                   : "  from " + visibleText(r.sourceInstance))
                       << '\n';
     n = 0;
     for (const CallerObservation& c : s.callerEvents)
         if (n++ < static_cast<std::size_t>(sample))
-            std::cout << "    caller " << shown(c.callId) << "  " << toString(c.state) << "  at "
-                      << when(c.at) << "  by " << shown(c.instance)
-                      << (c.bizNo.empty() ? std::string() : "  bizNo " + shown(c.bizNo)) << '\n';
+            std::cout << "    caller " << visibleText(c.callId) << "  " << toString(c.state)
+                      << "  at " << when(c.at) << "  by " << visibleText(c.instance)
+                      << (c.bizNo.empty() ? std::string() : "  bizNo " + visibleText(c.bizNo))
+                      << '\n';
     printRejections(s.rejected, static_cast<std::size_t>(sample));
     if (!s.rejected.empty())
         tally.warning(std::to_string(s.rejected.size()) + " of " + std::to_string(found.sampled) +
@@ -246,7 +240,7 @@ int runCheckCommand(const CheckOptions& options) {
         return ExitUsage;
     std::cout << "config: "
               << (config->sourcePath.empty() ? std::string("built-in defaults (no file)")
-                                             : shown(config->sourcePath))
+                                             : visibleText(config->sourcePath))
               << " is valid\n\n";
     Tally tally;
     if (config->readsPostgres())

@@ -24,14 +24,8 @@ extern "C" void onStopSignal(int) {
     g_stop = true;
 }
 
-// Every string from a table, a message or a server's error text goes to the
-// terminal through this: control characters and escapes are shown, never sent.
-std::string shown(std::string_view text) {
-    return visibleText(text);
-}
-
 int sourceError(const std::string& command, const SourceError& e) {
-    std::cerr << "callscope " << command << ": " << shown(e.what()) << '\n';
+    std::cerr << "callscope " << command << ": " << visibleText(e.what()) << '\n';
     return e.configError ? ExitUsage : ExitRuntime;
 }
 
@@ -41,7 +35,7 @@ void printGaps(const GapStats& g) {
     std::cerr << "callscope: " << g.lost()
               << " messages were deleted by retention before they were read:";
     for (const auto& [where, n] : g.lostByPartition)
-        std::cerr << ' ' << shown(where) << " (" << n << ")";
+        std::cerr << ' ' << visibleText(where) << " (" << n << ")";
     std::cerr << '\n';
 }
 
@@ -49,7 +43,7 @@ void printGaps(const GapStats& g) {
 // key_rotation): reported once, never grouped.
 void printPlaceholders(const std::vector<std::string>& list) {
     for (const auto& p : list)
-        std::cerr << "callscope: data quality: " << shown(p) << '\n';
+        std::cerr << "callscope: data quality: " << visibleText(p) << '\n';
 }
 
 void printRejects(const RejectStats& r) {
@@ -57,14 +51,14 @@ void printRejects(const RejectStats& r) {
         return;
     std::cerr << "callscope: " << r.total() << " messages or rows were rejected and skipped:";
     for (const auto& [reason, n] : r.byReason)
-        std::cerr << ' ' << shown(reason) << " (" << n << ")";
+        std::cerr << ' ' << visibleText(reason) << " (" << n << ")";
     std::cerr << '\n';
     int printed = 0;
     for (const Rejection& x : r.samples) {
         if (++printed > 5)
             break;
-        std::cerr << "  " << shown(x.where) << ": " << shown(x.reason) << ": " << shown(x.sample)
-                  << '\n';
+        std::cerr << "  " << visibleText(x.where) << ": " << visibleText(x.reason) << ": "
+                  << visibleText(x.sample) << '\n';
     }
 }
 
@@ -113,18 +107,19 @@ std::string summaryLine(const Monitor& m) {
 std::string readableAnomaly(const Anomaly& a) {
     std::string ids;
     for (const auto& id : a.callIds)
-        ids += (ids.empty() ? "" : ", ") + shown(id);
+        ids += (ids.empty() ? "" : ", ") + visibleText(id);
     std::string out = "[" + std::string(toString(a.severity)) + "] " +
                       std::string(toString(a.kind)) + (a.open ? "" : " (resolved)") + "  " + ids +
-                      "\n    " + shown(a.summary) + "\n    first event " +
+                      "\n    " + visibleText(a.summary) + "\n    first event " +
                       formatIsoMillis(a.firstEventAt);
     if (!a.instances.empty()) {
         out += "; instances";
         for (const auto& i : a.instances)
-            out += " " + shown(i);
+            out += " " + visibleText(i);
     }
     for (const Evidence& e : a.evidence)
-        out += "\n      " + formatIsoMillis(e.at) + "  " + shown(e.callId) + "  " + shown(e.what);
+        out += "\n      " + formatIsoMillis(e.at) + "  " + visibleText(e.callId) + "  " +
+               visibleText(e.what);
     return out;
 }
 
@@ -137,8 +132,8 @@ bool severer(const Anomaly* a, const Anomaly* b) {
 void printSourceFacts(const char* command, Monitor& m) {
     for (const SourceHealth& h : m.healthChanges())
         if (!h.note.empty())
-            std::cerr << "callscope " << command << ": " << shown(h.source) << ": " << shown(h.note)
-                      << '\n';
+            std::cerr << "callscope " << command << ": " << visibleText(h.source) << ": "
+                      << visibleText(h.note) << '\n';
     const auto off = detectionsOff(m.engine().sources());
     if (off.empty())
         return;
@@ -240,7 +235,7 @@ int runWatchCommand(const WatchOptions& options) {
             if (e.configError)
                 return sourceError("watch", e);
             const std::int64_t backoff = retry.next();
-            std::cerr << "callscope watch: " << shown(e.what()) << " (retrying in "
+            std::cerr << "callscope watch: " << visibleText(e.what()) << " (retrying in "
                       << backoff / 1000 << " s)\n";
             for (std::int64_t waited = 0; waited < backoff && !g_stop; waited += 100)
                 std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -265,10 +260,10 @@ int runWatchCommand(const WatchOptions& options) {
             return sourceError("watch", e);
         }
         for (const SourceHealth& h : monitor.healthChanges())
-            std::cerr << "callscope watch: " << shown(h.source) << " "
-                      << shown(!h.connected     ? "DOWN: " + h.lastError
-                               : h.note.empty() ? std::string("connected")
-                                                : h.note)
+            std::cerr << "callscope watch: " << visibleText(h.source) << " "
+                      << visibleText(!h.connected     ? "DOWN: " + h.lastError
+                                     : h.note.empty() ? std::string("connected")
+                                                      : h.note)
                       << std::endl;
         printPlaceholders(monitor.takeNewPlaceholders());
         if (std::chrono::steady_clock::now() - lastRetention > std::chrono::seconds(60)) {
@@ -319,7 +314,7 @@ int runInspectCommand(const InspectOptions& options) {
         return sourceError("inspect", e);
     }
     if (i == CallStore::npos) {
-        std::cerr << "callscope inspect: nothing is known of callId " << shown(callId)
+        std::cerr << "callscope inspect: nothing is known of callId " << visibleText(callId)
                   << " (no record, no attempts, no messages on its partitions)\n";
         return ExitRuntime;
     }
@@ -345,12 +340,12 @@ int runInspectCommand(const InspectOptions& options) {
         std::cout << w.text() << '\n';
         return ExitOk;
     }
-    std::cout << "callId " << shown(t.callId)
-              << (t.bizNo.empty() ? "" : "   bizNo " + shown(t.bizNo)) << '\n';
+    std::cout << "callId " << visibleText(t.callId)
+              << (t.bizNo.empty() ? "" : "   bizNo " + visibleText(t.bizNo)) << '\n';
     if (t.record.present)
-        std::cout << "record  " << shown(t.record.status) << "  digest "
-                  << shown(shortDigest(t.record.digest)) << "  first_source "
-                  << shown(t.record.firstSource) << "  lock_version " << t.record.lockVersion
+        std::cout << "record  " << visibleText(t.record.status) << "  digest "
+                  << visibleText(shortDigest(t.record.digest)) << "  first_source "
+                  << visibleText(t.record.firstSource) << "  lock_version " << t.record.lockVersion
                   << "\n        created " << formatIsoMillis(t.record.createdAt) << "  updated "
                   << formatIsoMillis(t.record.updatedAt) << "  expires "
                   << (t.record.expireAt == kNoTime ? "?" : formatIsoMillis(t.record.expireAt))
@@ -359,13 +354,13 @@ int runInspectCommand(const InspectOptions& options) {
         std::cout << "record  none\n";
     std::cout << "\ntimeline\n";
     for (const TimelineEntry& e : t.entries)
-        std::cout << "  " << formatIsoMillis(e.at) << "  " << shown(e.text) << '\n';
+        std::cout << "  " << formatIsoMillis(e.at) << "  " << visibleText(e.text) << '\n';
     std::cout << "\nstate bands\n";
     for (const StateBand& b : t.bands) {
         char lane[16];
         std::snprintf(lane, sizeof lane, "%-8s", std::string(toString(b.lane)).c_str());
         std::cout << "  " << lane << formatIsoMillis(b.from) << " .. " << formatIsoMillis(b.to)
-                  << "  " << shown(b.state) << '\n';
+                  << "  " << visibleText(b.state) << '\n';
     }
     std::cout << "\nanomalies" << (anomalies.empty() ? ": none" : "") << '\n';
     for (const Anomaly* a : anomalies)
@@ -373,18 +368,18 @@ int runInspectCommand(const InspectOptions& options) {
     std::cout << "\ndiagnosis\n";
     int n = 0;
     for (const DiagnosisStep& s : d.steps)
-        std::cout << "  " << ++n << ". " << shown(s.question) << " " << shown(s.answer)
+        std::cout << "  " << ++n << ". " << visibleText(s.question) << " " << visibleText(s.answer)
                   << (s.decisive ? "  <- decisive" : "") << '\n';
-    std::cout << "  verdict: " << shown(d.verdict) << '\n';
+    std::cout << "  verdict: " << visibleText(d.verdict) << '\n';
     if (!d.siblingCallIds.empty()) {
         std::cout << "  sibling callIds:";
         for (const auto& s : d.siblingCallIds)
-            std::cout << ' ' << shown(s);
+            std::cout << ' ' << visibleText(s);
         std::cout << '\n';
     }
     for (const Evidence& e : d.evidence)
-        std::cout << "    " << formatIsoMillis(e.at) << "  " << shown(e.callId) << "  "
-                  << shown(e.what) << '\n';
+        std::cout << "    " << formatIsoMillis(e.at) << "  " << visibleText(e.callId) << "  "
+                  << visibleText(e.what) << '\n';
     return ExitOk;
 }
 
