@@ -1,0 +1,2 @@
+// report_view_test: filled in by the issue-15 work.
+#include <gtest/gtest.h>
