@@ -23,15 +23,16 @@ DashboardBackend::DashboardBackend(const Config& config, MonitorOptions options,
         off += "\n" + std::string(toString(kind)) + " is off: " + reason;
     if (!config.readsKafka())
         m_sources["kafka"] = {
-            "kafka", false, "",
-            kNoTime, 0,     "not read: no receipt or caller event topics are configured" + off,
-            false};
+            "kafka", false,
+            "",      kNoTime,
+            0,       "not read: no receipt or caller event topics are configured" + off,
+            false,   SourceState::NotRead};
     if (!config.readsPostgres())
         m_sources["postgres"] = {
             "postgres", false,
             "",         kNoTime,
             0,          "not read: PostgreSQL is disabled ([postgres] enabled = false)" + off,
-            false};
+            false,      SourceState::NotRead};
 }
 
 DashboardBackend::~DashboardBackend() {
@@ -60,69 +61,48 @@ void DashboardBackend::tick() {
     if (m_phase == Phase::Failed || m_stopping)
         return;
     if (m_phase == Phase::Connecting) {
-        if (now < m_nextConnectAt)
-            return;
+        // Each source loads the window and follows on its own; an outage of
+        // one is shown on its indicator and retried while the other goes on.
         const bool pg = m_config.readsPostgres(), kafka = m_config.readsKafka();
         const QString from = pg && kafka ? QStringLiteral("PostgreSQL and Kafka")
                              : pg        ? QStringLiteral("PostgreSQL")
                                          : QStringLiteral("Kafka");
         emit status(QStringLiteral("Loading the window from %1\u2026").arg(from));
-        try {
-            m_monitor->connect();
-            m_monitor->loadWindow(m_since, now, m_stopping);
-            m_monitor->startFollowing();
-            m_phase = Phase::Following;
+        m_monitor->startLive(m_since);
+        m_phase = Phase::Following;
+    }
+    try {
+        // Retention and the memory budget, as in watch: once a minute.
+        if (m_lastRetention == 0) {
+            m_lastRetention = now;
+        } else if (m_monitor->windowJudged() &&
+                   now - m_lastRetention >= m_options.retentionEveryMs) {
+            m_lastRetention = now;
+            // Resolved anomalies stay listed for as long as the window is long.
+            m_monitor->applyRetention(now, Millis{m_windowMs});
+        }
+        const bool wasJudged = m_monitor->windowJudged();
+        auto changes = m_monitor->pump(now);
+        m_pending.insert(m_pending.end(), std::make_move_iterator(changes.begin()),
+                         std::make_move_iterator(changes.end()));
+        if (!wasJudged && m_monitor->windowJudged())
             emit status(QStringLiteral("Following live"));
-        } catch (const SourceError& e) {
-            if (e.configError) {
-                m_phase = Phase::Failed;
-                emit fatal(QString::fromStdString(e.what()));
-                return;
-            }
-            const char* failed = pg ? "postgres" : "kafka";
-            m_sources[failed] = {failed, false, e.what(), kNoTime, 0, {}};
-            const std::int64_t wait = m_retry.next();
-            emit status(QString::fromStdString(std::string(e.what()) + " \u2014 retrying in " +
-                                               std::to_string(wait / 1000) + " s"));
-            m_nextConnectAt = now + wait;
-        }
+    } catch (const SourceError& e) {
+        m_phase = Phase::Failed;
+        emit fatal(QString::fromStdString(e.what()));
+        return;
     }
-    if (m_phase == Phase::Following) {
-        try {
-            // Retention and the memory budget, as in watch: once a minute.
-            if (m_lastRetention == 0) {
-                m_lastRetention = now;
-            } else if (now - m_lastRetention >= m_options.retentionEveryMs) {
-                m_lastRetention = now;
-                // Resolved anomalies stay listed for as long as the window is long.
-                m_monitor->applyRetention(now, Millis{m_windowMs});
-            }
-            auto changes = m_monitor->pump(now);
-            m_pending.insert(m_pending.end(), std::make_move_iterator(changes.begin()),
-                             std::make_move_iterator(changes.end()));
-        } catch (const SourceError& e) {
-            m_phase = Phase::Failed;
-            emit fatal(QString::fromStdString(e.what()));
-            return;
-        }
-        for (const SourceHealth& h : m_monitor->healthChanges()) {
-            SourceHealth& st = m_sources[h.source];
-            // A note keeps the connection state as it was; a state change keeps the last note.
-            const std::string note = h.note.empty() ? st.note : h.note;
-            if (h.note.empty() || st.source.empty())
-                st = h;
-            st.note = note;
-        }
-    } else {
-        auto changes = m_monitor->takeChanges();
-        m_pending.insert(m_pending.end(), changes.begin(), changes.end());
-    }
+    m_monitor->healthChanges(); // the states below carry the latest of each
+    for (SourceHealth& h : m_monitor->sourceStates(now))
+        if (h.configured)
+            m_sources[h.source] = std::move(h);
     if (now - m_lastSnapshot < 100)
         return;
     m_lastSnapshot = now;
     auto snap = std::make_shared<DashboardSnapshot>();
     snap->at = now;
     snap->changes.swap(m_pending);
+    snap->windowJudged = m_monitor->windowJudged();
     for (const auto& [name, s] : m_sources)
         snap->sources.push_back(s);
     if (now - m_lastStats >= 1000) {
@@ -198,6 +178,18 @@ void DashboardBackend::requestCall(const QString& query, quint64 generation) {
     if (i == CallStore::npos) {
         if (detail->message.empty() || detail->message.rfind("read cold", 0) == 0)
             detail->message = "no callId or bizNo \"" + detail->query + "\" is known";
+        // Not known is not the same as not there while a source is unavailable.
+        for (const auto& [name, h] : m_sources) {
+            if (!h.configured || h.state == SourceState::Live || h.state == SourceState::Quiet ||
+                h.state == SourceState::Lagging)
+                continue;
+            const char* shown = name == "postgres" ? "PostgreSQL" : "Kafka";
+            detail->message +=
+                std::string("; ") + shown + " is " + toString(h.state) +
+                (h.state == SourceState::Down && !h.lastError.empty() ? " (" + h.lastError + ")"
+                                                                      : std::string()) +
+                ", so the call may exist there";
+        }
         emit callReady(std::move(detail));
         return;
     }
@@ -228,7 +220,8 @@ void DashboardBackend::exportReport(const QStringList& callIds, const QString& p
     req.includePayloads = includePayloads;
     QString error;
     try {
-        const Report report = buildReport(*m_monitor, req, m_cancelReport);
+        Report report = buildReport(*m_monitor, req, m_cancelReport);
+        report.surface = "gui"; // the redaction note names the export dialog's choice
         const auto progress = [this](int done, int total) {
             emit reportProgress(done, total);
             return !m_cancelReport.load();

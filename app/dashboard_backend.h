@@ -3,7 +3,6 @@
 // pumps it on a timer and hands immutable snapshots and call details to the
 // GUI thread through queued signals. The GUI never touches the store.
 #include "app/monitor.h"
-#include "models/backoff.h"
 #include "models/dashboard_data.h"
 
 #include <QObject>
@@ -60,8 +59,6 @@ private:
     std::unique_ptr<Monitor> m_monitor;
     QTimer* m_timer = nullptr;
     enum class Phase { Connecting, Following, Failed } m_phase = Phase::Connecting;
-    EpochMillis m_nextConnectAt = 0;
-    Backoff m_retry;
     std::vector<AnomalyChange> m_pending;
     std::map<std::string, SourceHealth> m_sources;
     EpochMillis m_lastSnapshot = 0, m_lastStats = 0, m_lastRetention = 0;

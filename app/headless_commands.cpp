@@ -110,7 +110,7 @@ std::string readableAnomaly(const Anomaly& a) {
         ids += (ids.empty() ? "" : ", ") + visibleText(id);
     std::string out = "[" + std::string(toString(a.severity)) + "] " +
                       std::string(toString(a.kind)) + (a.open ? "" : " (resolved)") + "  " + ids +
-                      "\n    " + visibleText(a.summary) + "\n    first event " +
+                      "\n    " + visibleText(summaryAt(a, nowMillis())) + "\n    first event " +
                       formatIsoMillis(a.firstEventAt);
     if (!a.instances.empty()) {
         out += "; instances";
@@ -129,12 +129,8 @@ bool severer(const Anomaly* a, const Anomaly* b) {
 
 } // namespace
 
-void printSourceFacts(const char* command, Monitor& m) {
-    for (const SourceHealth& h : m.healthChanges())
-        if (!h.note.empty())
-            std::cerr << "callscope " << command << ": " << visibleText(h.source) << ": "
-                      << visibleText(h.note) << '\n';
-    const auto off = detectionsOff(m.engine().sources());
+void printDetectionsOff(const char* command, const DetectionSources& sources) {
+    const auto off = detectionsOff(sources);
     if (off.empty())
         return;
     std::cerr << "callscope " << command << ": detections off:";
@@ -144,6 +140,14 @@ void printSourceFacts(const char* command, Monitor& m) {
         sep = ", ";
     }
     std::cerr << '\n';
+}
+
+void printSourceFacts(const char* command, Monitor& m) {
+    for (const SourceHealth& h : m.healthChanges())
+        if (!h.note.empty())
+            std::cerr << "callscope " << command << ": " << visibleText(h.source) << ": "
+                      << visibleText(h.note) << '\n';
+    printDetectionsOff(command, m.engine().sources());
 }
 
 int runScanCommand(const ScanOptions& options) {
@@ -224,31 +228,13 @@ int runWatchCommand(const WatchOptions& options) {
                       << readableAnomaly(c.anomaly) << std::endl;
         }
     };
-    // The window before now is loaded like a scan (retrying while a source is
-    // down), then both sources are followed.
-    for (Backoff retry;;) {
-        try {
-            monitor.connect();
-            monitor.loadWindow(*since, nowMillis(), g_stop);
-            break;
-        } catch (const SourceError& e) {
-            if (e.configError)
-                return sourceError("watch", e);
-            const std::int64_t backoff = retry.next();
-            std::cerr << "callscope watch: " << visibleText(e.what()) << " (retrying in "
-                      << backoff / 1000 << " s)\n";
-            for (std::int64_t waited = 0; waited < backoff && !g_stop; waited += 100)
-                std::this_thread::sleep_for(std::chrono::milliseconds(100));
-            if (g_stop)
-                return ExitOk;
-        }
-    }
-    for (const AnomalyChange& c : monitor.takeChanges())
-        print(c);
-    printSourceFacts("watch", monitor);
-    monitor.startFollowing();
-    std::cerr << "callscope watch: window since " << formatIsoMillis(*since)
-              << " loaded; following live\n";
+    // Each source loads the window before now (retrying while it is down),
+    // then follows; the window's anomalies come out once every source has
+    // loaded it or is down.
+    printDetectionsOff("watch", monitor.engine().sources());
+    monitor.startLive(*since);
+    bool announced = false;
+    std::map<std::string, SourceState> shown;
     auto lastRetention = std::chrono::steady_clock::now();
     while (!g_stop) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -259,12 +245,32 @@ int runWatchCommand(const WatchOptions& options) {
             monitor.stop();
             return sourceError("watch", e);
         }
+        if (!announced && monitor.windowJudged()) {
+            announced = true;
+            std::cerr << "callscope watch: window since " << formatIsoMillis(*since)
+                      << " loaded; following live" << std::endl;
+        }
         for (const SourceHealth& h : monitor.healthChanges())
             std::cerr << "callscope watch: " << visibleText(h.source) << " "
                       << visibleText(!h.connected     ? "DOWN: " + h.lastError
                                      : h.note.empty() ? std::string("connected")
                                                       : h.note)
                       << std::endl;
+        // Lagging and quiet are states of their own, said when they start and end.
+        for (const SourceHealth& h : monitor.sourceStates(nowMillis())) {
+            SourceState& was = shown[h.source];
+            const bool said = was == SourceState::Lagging || was == SourceState::Quiet;
+            const bool say = h.state == SourceState::Lagging || h.state == SourceState::Quiet;
+            if ((say || said) && h.state != was && h.state != SourceState::Down)
+                std::cerr << "callscope watch: " << h.source << " " << toString(h.state)
+                          << (h.state == SourceState::Quiet
+                                  ? " (nothing new since " + formatIsoMillis(h.lastDataAt) + ")"
+                              : h.state == SourceState::Lagging && h.readTo != kNoTime
+                                  ? " (read up to " + formatIsoMillis(h.readTo) + ")"
+                                  : std::string())
+                          << std::endl;
+            was = h.state;
+        }
         printPlaceholders(monitor.takeNewPlaceholders());
         if (std::chrono::steady_clock::now() - lastRetention > std::chrono::seconds(60)) {
             lastRetention = std::chrono::steady_clock::now();

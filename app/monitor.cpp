@@ -1,5 +1,6 @@
 #include "app/monitor.h"
 
+#include "models/backoff.h"
 #include "models/retention.h"
 
 #include <algorithm>
@@ -61,6 +62,31 @@ std::size_t Monitor::queued() {
 void Monitor::health(const SourceHealth& h) {
     std::lock_guard lock(m_mutex);
     m_health.push_back(h);
+    Track& t = track(h.source);
+    if (h.note.empty()) { // a state change; a note leaves the state as it was
+        const std::string note = t.last.note;
+        t.last = h;
+        t.last.note = note;
+    } else {
+        t.last.note = h.note;
+    }
+    if (!h.connected && h.note.empty()) {
+        t.lastError = h.lastError;
+        t.lastErrorAt = nowMillis();
+        if (!t.loaded)
+            t.everDown = true;
+    }
+}
+
+void Monitor::readTo(const std::string& source, EpochMillis to) {
+    std::lock_guard lock(m_mutex);
+    if (source == "kafka")
+        m_kafkaReadTo = std::max(m_kafkaReadTo, to);
+}
+
+void Monitor::loadProgress(const std::string& source, int percent) {
+    std::lock_guard lock(m_mutex);
+    track(source).percent = percent;
 }
 
 void Monitor::receiptCoverage(EpochMillis from, EpochMillis to) {
@@ -118,6 +144,20 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
                                     std::to_string(g.toOffset - 1) +
                                     ") were deleted by retention before they were read"});
         }
+        if (m_live) { // when each source last brought something new (quiet)
+            EpochMillis pg = kNoTime;
+            for (const auto& r : b.records)
+                pg = std::max(pg, r.updatedAt);
+            for (const auto& a : b.attempts)
+                pg = std::max(pg, a.arrivedAt);
+            // (the record feed re-reads an overlap: only a newer time is news)
+            if (pg != kNoTime && pg > m_pgTrack.newestData) {
+                m_pgTrack.newestData = pg;
+                m_pgTrack.newestDataSeenAt = now;
+            }
+            if (!b.receipts.empty() || !b.callerEvents.empty())
+                m_kafkaTrack.newestDataSeenAt = now; // messages are read once
+        }
         auto t = m_store.apply(b);
         touched.insert(touched.end(), t.begin(), t.end());
     }
@@ -165,20 +205,22 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
     if (!kafkaError.empty())
         throw SourceError(kafkaError, kafkaConfig);
 
-    // Messages name callIds whose record lies before the window: read those
-    // records by key, so they are not taken for orphans.
+    fetchMissingRecords(cancel);
+    m_engine.setSettled(true);
+    m_engine.evaluateAll(m_store, nowMillis());
+    m_engine.setSettled(false);
+}
+
+void Monitor::fetchMissingRecords(const std::atomic<bool>& cancel) {
     std::vector<std::string> missing;
     for (std::uint32_t i = 0; i < m_store.size() && m_config.readsPostgres(); ++i)
         if (!m_store.call(i).hasRecord())
             missing.push_back(m_store.callId(i));
-    if (!missing.empty() && !cancel) {
-        ObservationBatch b = m_postgres.fetchCalls(missing, &cancel);
-        deliver(std::move(b));
-        applyQueued(nowMillis(), false);
-    }
-    m_engine.setSettled(true);
-    m_engine.evaluateAll(m_store, nowMillis());
-    m_engine.setSettled(false);
+    if (missing.empty() || cancel)
+        return;
+    ObservationBatch b = m_postgres.fetchCalls(missing, &cancel);
+    deliver(std::move(b));
+    applyQueued(nowMillis(), false);
 }
 
 void Monitor::sourceFailed(const std::string& source, const SourceError& e) {
@@ -207,6 +249,147 @@ void Monitor::startFollowing() {
         });
 }
 
+void Monitor::liveThread(const std::string& source, EpochMillis since) {
+    const bool pg = source == "postgres";
+    for (Backoff retry; !m_stop;) {
+        try {
+            if (pg) {
+                m_postgres.connect();
+                m_postgres.loadWindow(since, nowMillis(), *this, m_stop);
+            } else {
+                m_kafka.loadWindow(since, nowMillis(), *this, m_stop);
+            }
+            break;
+        } catch (const SourceError& e) {
+            if (e.configError) {
+                sourceFailed(source, e);
+                return;
+            }
+            health({source, false, e.what(), kNoTime, 0, {}});
+            const std::int64_t wait = retry.next();
+            for (std::int64_t waited = 0; waited < wait && !m_stop; waited += 100)
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    }
+    if (m_stop)
+        return;
+    {
+        std::lock_guard lock(m_mutex);
+        track(source).loaded = true;
+    }
+    try {
+        if (pg)
+            m_postgres.follow(*this, m_stop);
+        else
+            m_kafka.follow(*this, m_stop);
+    } catch (const SourceError& e) {
+        sourceFailed(source, e);
+    }
+}
+
+void Monitor::startLive(EpochMillis since) {
+    m_stop = false;
+    m_live = true;
+    const EpochMillis now = nowMillis();
+    m_pgTrack.configured = m_config.readsPostgres();
+    m_kafkaTrack.configured = m_config.readsKafka();
+    m_pgTrack.quietAfter = m_config.postgres.quietAfter;
+    m_kafkaTrack.quietAfter = m_config.kafka.quietAfter;
+    for (Track* t : {&m_pgTrack, &m_kafkaTrack})
+        t->shownSince = now;
+    for (const char* source : {"postgres", "kafka"})
+        if (track(source).configured)
+            m_threads.emplace_back(
+                [this, s = std::string(source), since] { liveThread(s, since); });
+}
+
+void Monitor::judgeWindowWhenReady(EpochMillis now) {
+    bool ready = true, allLoaded = true, lateLoad = false, pgLoaded = false;
+    {
+        std::lock_guard lock(m_mutex);
+        for (Track* t : {&m_pgTrack, &m_kafkaTrack}) {
+            if (!t->configured)
+                continue;
+            ready = ready && (t->loaded || t->everDown);
+            allLoaded = allLoaded && t->loaded;
+            if (t->loaded && !t->loadedSeen) {
+                t->loadedSeen = true;
+                t->loadedAt = now;
+                lateLoad = m_windowJudged;
+            }
+        }
+        pgLoaded = m_pgTrack.loaded;
+    }
+    if (m_windowJudged && !lateLoad)
+        return;
+    if (!ready)
+        return;
+    // Messages name callIds whose record lies before the window: their
+    // records are read by key (once PostgreSQL has loaded).
+    if (pgLoaded) {
+        try {
+            fetchMissingRecords(m_stop);
+        } catch (const SourceError&) {
+            // PostgreSQL went down again: the follow thread reports it; the
+            // records come when it is back, and an orphan waits receipt_grace.
+        }
+    }
+    m_engine.setSettled(allLoaded && !m_windowJudged);
+    m_engine.evaluateAll(m_store, now);
+    m_engine.setSettled(false);
+    m_windowJudged = true;
+}
+
+std::vector<SourceHealth> Monitor::sourceStates(EpochMillis now) {
+    std::vector<SourceHealth> out;
+    std::lock_guard lock(m_mutex);
+    const EpochMillis readTo[2] = {m_recordsReadTo, m_kafkaReadTo};
+    int k = 0;
+    for (Track* t : {&m_pgTrack, &m_kafkaTrack}) {
+        const EpochMillis covered = readTo[k++];
+        const bool pg = t == &m_pgTrack;
+        SourceHealth h = t->last;
+        h.source = pg ? "postgres" : "kafka";
+        h.configured = t->configured;
+        SourceState state;
+        if (!t->configured) {
+            state = SourceState::NotRead;
+        } else if (!t->last.source.empty() && !t->last.connected) {
+            state = SourceState::Down;
+        } else if (!t->loaded) {
+            state = t->percent >= 0 ? SourceState::Loading : SourceState::Connecting;
+        } else {
+            // Lagging: what is read is older than a few polls (PostgreSQL) or
+            // health checks (Kafka) would explain.
+            const std::int64_t slack =
+                pg ? std::max<std::int64_t>(5000, 3 * m_config.postgres.pollInterval.count())
+                   : 5000;
+            const EpochMillis quietFrom = std::max(t->newestDataSeenAt, t->loadedAt);
+            if (t->loadedAt == kNoTime) // loaded, but the model thread has not seen it yet
+                state = SourceState::Loading;
+            else if (covered == kNoTime || now - covered > slack)
+                state = SourceState::Lagging;
+            else if (t->quietAfter.count() > 0 && now - quietFrom > t->quietAfter.count())
+                state = SourceState::Quiet;
+            else
+                state = SourceState::Live;
+        }
+        if (state != t->shown) {
+            t->shown = state;
+            t->shownSince = now;
+        }
+        h.state = state;
+        h.since = t->shownSince;
+        h.loadPercent = t->percent;
+        h.lastDataAt = t->newestDataSeenAt;
+        h.readTo = covered;
+        h.lastErrorAt = t->lastErrorAt;
+        h.lastError = t->lastError;
+        out.push_back(std::move(h));
+    }
+    return out;
+}
+
 void Monitor::stop() {
     {
         std::lock_guard lock(m_mutex);
@@ -224,8 +407,11 @@ std::vector<AnomalyChange> Monitor::pump(EpochMillis now) {
         if (!m_fatal.empty())
             throw SourceError(m_fatal, m_fatalIsConfig);
     }
-    applyQueued(now, true);
-    m_engine.tick(m_store, now);
+    applyQueued(now, !m_live || m_windowJudged);
+    if (m_live)
+        judgeWindowWhenReady(now);
+    if (!m_live || m_windowJudged)
+        m_engine.tick(m_store, now);
     return m_engine.takeChanges();
 }
 

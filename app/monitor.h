@@ -69,6 +69,17 @@ public:
     void loadWindow(EpochMillis since, EpochMillis until, const std::atomic<bool>& cancel);
     // Follows both sources on their own threads until stop().
     void startFollowing();
+    // Live modes (watch, the dashboard): each source loads the window since
+    // `since` on its own thread, retrying while it is down, then follows. The
+    // window is judged once every source has loaded or is down, so one
+    // source's outage neither hides the other's data nor holds the detections
+    // back; a source that comes back later loads its part of the window then.
+    // A config error ends it: pump throws.
+    void startLive(EpochMillis since);
+    // The window has been judged (startLive): pump reports live changes since.
+    bool windowJudged() const { return m_windowJudged; }
+    // Each configured source as the surfaces show it (model thread).
+    std::vector<SourceHealth> sourceStates(EpochMillis now);
     void stop();
     // Applies queued batches, runs the detections, returns what changed.
     std::vector<AnomalyChange> pump(EpochMillis now);
@@ -108,11 +119,36 @@ public:
     void health(const SourceHealth& health) override;
     void receiptCoverage(EpochMillis from, EpochMillis to) override;
     void recordCoverage(EpochMillis to) override;
+    void loadProgress(const std::string& source, int percent) override;
+    void readTo(const std::string& source, EpochMillis to) override;
 
 private:
     void applyQueued(EpochMillis now, bool judge);
     void sourceFailed(const std::string& source, const SourceError& e);
+    // Reads the records of callIds seen only in messages (their record lies
+    // before the window), so they are not taken for orphans.
+    void fetchMissingRecords(const std::atomic<bool>& cancel);
+    // startLive: judges the window once every source has loaded or is down.
+    void judgeWindowWhenReady(EpochMillis now);
 
+    // One source in live mode, as its thread reports it (under m_mutex) and
+    // the model thread shows it.
+    struct Track {
+        bool configured = false;
+        bool loaded = false, loadedSeen = false; // the window is read; the model thread knows
+        bool everDown = false;                   // failed at least once while loading
+        int percent = -1;
+        SourceHealth last;     // the last report (connected, error, note)
+        std::string lastError; // kept after recovery, with when
+        EpochMillis lastErrorAt = kNoTime;
+        EpochMillis loadedAt = kNoTime; // quiet counts from here or the last data
+        SourceState shown = SourceState::Connecting;
+        EpochMillis shownSince = kNoTime;
+        EpochMillis newestData = kNoTime, newestDataSeenAt = kNoTime; // model thread
+        Millis quietAfter{0};
+    };
+    Track& track(const std::string& source) { return source == "kafka" ? m_kafkaTrack : m_pgTrack; }
+    void liveThread(const std::string& source, EpochMillis since);
     Config m_config;
     MonitorOptions m_options;
     PostgresSource m_postgres;
@@ -132,8 +168,12 @@ private:
     std::atomic<std::thread::id> m_modelThread{};
     std::vector<SourceHealth> m_health;
     EpochMillis m_coverageFrom = kNoTime, m_coverageTo = kNoTime, m_recordsReadTo = kNoTime;
-    std::string m_fatal; // a config error found by a following source
+    EpochMillis m_kafkaReadTo = kNoTime; // every topic read (receipt ones or not)
+    std::string m_fatal;                 // a config error found by a following source
     bool m_fatalIsConfig = false;
+
+    Track m_pgTrack, m_kafkaTrack;
+    bool m_live = false, m_windowJudged = false;
 
     std::atomic<bool> m_stop{false};
     std::vector<std::thread> m_threads;

@@ -290,6 +290,7 @@ void readConfig(const toml::table& root, Config& c, std::vector<ConfigError>& er
         pg->duration("poll_interval", c.postgres.pollInterval);
         pg->duration("statement_timeout", c.postgres.statementTimeout);
         pg->duration("clock_skew", c.postgres.clockSkew);
+        pg->duration("quiet_after", c.postgres.quietAfter);
         if (auto rec = pg->table("record"))
             readRecord(*rec, c.postgres.record);
         if (auto att = pg->table("attempt"))
@@ -302,6 +303,7 @@ void readConfig(const toml::table& root, Config& c, std::vector<ConfigError>& er
         k->string("caller_topics", c.kafka.callerTopics);
         k->nonEmptyString("partitioner", c.kafka.partitioner);
         k->properties("properties", c.kafka.properties);
+        k->duration("quiet_after", c.kafka.quietAfter);
         if (auto rec = k->table("receipt"))
             readReceipt(*rec, c.kafka.receipt);
         if (auto ev = k->table("caller_event"))

@@ -51,6 +51,9 @@ struct PostgresConfig {
     // feed re-reads this far back every 30 s. Rows stamped ahead of the
     // database's clock never move the feed's cursor past its now().
     Millis clockSkew{5 * 60'000};
+    // A live source that delivers nothing for this long is shown as quiet
+    // (traffic stopped, or a writer did), not as healthy and up to date.
+    Millis quietAfter{2 * 60'000};
     RecordMapping record;
     AttemptMapping attempt;
 };
@@ -84,6 +87,7 @@ struct KafkaConfig {
     std::string callerTopics = "caller-events";   // "" when callers publish no events
     std::string partitioner = "murmur2_random";
     std::map<std::string, std::string> properties{{"security.protocol", "PLAINTEXT"}};
+    Millis quietAfter{2 * 60'000}; // as [postgres] quiet_after, for the topics
     ReceiptMapping receipt;
     CallerEventMapping callerEvent;
 };

@@ -7,6 +7,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -199,11 +200,17 @@ struct KafkaSource::Impl {
         const auto deadline =
             std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
         rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR__TIMED_OUT;
+        // A transport failure (connection refused, reset) for two seconds is
+        // an outage to show now, not after the whole timeout; the caller
+        // retries. A slow answer (timed out) is waited for.
+        const auto refusedBy = std::chrono::steady_clock::now() + std::chrono::seconds(2);
         while (!cancel) {
             e = rd_kafka_metadata(consumer, 1, nullptr, &md, std::min(timeoutMs, 1000));
             if (e != RD_KAFKA_RESP_ERR__TIMED_OUT && e != RD_KAFKA_RESP_ERR__TRANSPORT)
                 break;
-            if (std::chrono::steady_clock::now() >= deadline || !errors->refusal().empty())
+            const auto now = std::chrono::steady_clock::now();
+            if (now >= deadline || !errors->refusal().empty() ||
+                (e == RD_KAFKA_RESP_ERR__TRANSPORT && now >= refusedBy))
                 break;
         }
         if (cancel && !md)
@@ -383,7 +390,7 @@ struct KafkaSource::Impl {
     // -1 when a broker did not answer (then nothing is known to be read).
     bool topicVanished = false; // lag() met a topic the brokers no longer know
 
-    std::int64_t lag() {
+    std::int64_t lag(std::map<PartitionKey, std::int64_t>* ends = nullptr) {
         std::int64_t total = 0;
         for (const auto& [p, next] : assigned) {
             std::int64_t low = 0, high = 0;
@@ -397,12 +404,45 @@ struct KafkaSource::Impl {
             }
             if (e)
                 return -1;
+            if (ends)
+                (*ends)[p] = high;
             if (next < 0) // not started yet
                 total += high - low;
             else if (high > next)
                 total += high - next;
         }
         return total;
+    }
+
+    // Coverage under steady traffic: the end offsets asked at each health
+    // check are a checkpoint; once every partition has been read up to its
+    // checkpoint's end, everything produced before that check has been read —
+    // though new messages keep the lag above zero. The oldest checkpoints go
+    // first; the newest one reached is the coverage.
+    struct Checkpoint {
+        EpochMillis asked;
+        std::map<PartitionKey, std::int64_t> ends;
+    };
+    std::deque<Checkpoint> checkpoints;
+    static constexpr std::size_t kMaxCheckpoints = 240; // 2 min of checks at 2 a second
+
+    EpochMillis reachedCheckpoint() {
+        EpochMillis reached = kNoTime;
+        while (!checkpoints.empty()) {
+            bool all = true;
+            for (const auto& [p, end] : checkpoints.front().ends) {
+                const auto it = assigned.find(p);
+                if (it != assigned.end() && it->second < end) {
+                    all = false;
+                    break;
+                }
+            }
+            if (!all)
+                break;
+            reached = checkpoints.front().asked;
+            checkpoints.pop_front();
+        }
+        return reached;
     }
 };
 
@@ -424,6 +464,7 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
     // (offsets_for_times answers -1) starts at the end seen before the lookup,
     // so nothing produced in between is skipped and nothing older is read.
     std::map<PartitionKey, std::pair<std::int64_t, std::int64_t>> marks;
+    const EpochMillis asked = nowMillis(); // all written before this is below the ends
     for (const auto& p : parts)
         marks[p] = m->watermarks(m->rk, p, cancel);
     std::map<PartitionKey, std::int64_t> start;
@@ -449,6 +490,17 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
     m->assigned = start;
     m->assign(m->rk, start);
     m->coverageFrom = since == kNoTime ? 0 : since;
+    std::int64_t total = 0; // messages to read, for the progress shown while loading
+    for (const auto& [p, end] : remaining)
+        total += end - start[p];
+    const auto progress = [&] {
+        std::int64_t left = 0;
+        for (const auto& [p, end] : remaining)
+            left += std::max<std::int64_t>(0, end - m->assigned[p]);
+        sink.loadProgress("kafka", total > 0 ? int(100 * (total - left) / total) : 100);
+    };
+    progress();
+    auto lastShown = std::chrono::steady_clock::now();
 
     ObservationBatch batch;
     auto lastProgress = std::chrono::steady_clock::now();
@@ -494,12 +546,18 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
             sink.deliver(std::move(batch));
             batch = {};
         }
+        if (lastProgress - lastShown > std::chrono::milliseconds(250)) {
+            lastShown = lastProgress;
+            progress();
+        }
     }
     rd_kafka_queue_destroy(queue);
     if (batch.hasAnything())
         sink.deliver(std::move(batch));
+    sink.loadProgress("kafka", 100);
+    sink.readTo("kafka", asked);
     if (!m->receiptsMissing)
-        sink.receiptCoverage(m->coverageFrom, nowMillis());
+        sink.receiptCoverage(m->coverageFrom, asked);
     sink.health({"kafka", true, "", nowMillis(), 0, {}});
 }
 
@@ -601,7 +659,8 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
             // Receipts count as read up to `asked` only when every partition's
             // end offset, asked of the brokers at that time, has been reached.
             const EpochMillis asked = nowMillis();
-            const std::int64_t lag = m->lag();
+            Impl::Checkpoint point{asked, {}};
+            const std::int64_t lag = m->lag(&point.ends);
             bool down;
             int outages;
             std::string error;
@@ -624,8 +683,17 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
                 up = true;
                 sink.health({"kafka", true, "", nowMillis(), lag, {}});
             }
-            if (lag == 0 && !m->receiptsMissing)
-                sink.receiptCoverage(m->coverageFrom, asked);
+            if (lag >= 0) {
+                m->checkpoints.push_back(std::move(point));
+                if (m->checkpoints.size() > Impl::kMaxCheckpoints)
+                    m->checkpoints.pop_front(); // far behind: coverage waits for a later one
+            }
+            const EpochMillis reached = m->reachedCheckpoint();
+            if (reached != kNoTime) {
+                sink.readTo("kafka", reached);
+                if (!m->receiptsMissing)
+                    sink.receiptCoverage(m->coverageFrom, reached);
+            }
         }
     }
     if (batch.hasAnything())

@@ -892,11 +892,15 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
         m->connect();
     try {
         // Records that changed in the window (created before its end), and
-        // attempts that arrived in it.
+        // attempts that arrived in it. (Progress by step: a COPY stream does
+        // not say how much of it is left.)
+        const bool attempts = !m->attemptSelect.empty();
+        sink.loadProgress("postgres", 0);
         m->stream(m->recordSelect + " WHERE " + m->bound(m->recordUpdated, ">=", since) + " AND " +
                       m->bound(m->recordCreated, "<", until),
                   sink, cancel, &Impl::addRecord);
-        if (!m->attemptSelect.empty() && !cancel)
+        sink.loadProgress("postgres", attempts ? 50 : 100);
+        if (attempts && !cancel)
             m->stream(m->attemptSelect + " WHERE " + m->bound(m->attemptArrived, ">=", since) +
                           " AND " + m->bound(m->attemptArrived, "<", until),
                       sink, cancel, &Impl::addAttempt);
@@ -908,6 +912,7 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
         m->conn.reset();
         throw SourceError("PostgreSQL: " + m->scrubbed(e.what()));
     }
+    sink.loadProgress("postgres", 100);
     sink.recordCoverage(std::min(until, nowMillis()));
     sink.health({"postgres", true, "", nowMillis(), 0, {}});
 }

@@ -20,6 +20,12 @@ public:
     virtual void receiptCoverage(EpochMillis from, EpochMillis to) { (void)from, (void)to; }
     // The tables have been read as they stood at `to`.
     virtual void recordCoverage(EpochMillis to) { (void)to; }
+    // Everything `source` had when `to` came has been read (a source's lag).
+    virtual void readTo(const std::string& source, EpochMillis to) { (void)source, (void)to; }
+    // How much of the window `source` has read, 0..100.
+    virtual void loadProgress(const std::string& source, int percent) {
+        (void)source, (void)percent;
+    }
 };
 
 // A problem the user can act on. Config errors (a mapped column that does not

@@ -1,5 +1,7 @@
 #include "models/anomaly.h"
 
+#include <algorithm>
+
 namespace callscope {
 
 AnomalyLine Anomaly::toLine() const {
@@ -13,8 +15,19 @@ AnomalyLine Anomaly::toLine() const {
     l.firstEventAt = firstEventAt == kNoTime ? detectedAt : firstEventAt;
     l.detectedAt = detectedAt;
     l.resolvedAt = resolvedAt;
+    l.since = since;
     l.summary = summary;
     return l;
+}
+
+std::string summaryAt(const Anomaly& a, EpochMillis now) {
+    if (a.since == kNoTime)
+        return a.summary;
+    const EpochMillis end = a.open || a.resolvedAt == kNoTime ? now : a.resolvedAt;
+    const std::int64_t age = std::max<std::int64_t>(0, end - a.since);
+    const Millis shown{age >= 1000 ? age / 1000 * 1000 : age}; // whole seconds
+    return a.summary + (a.open ? "; for " : "; lasted ") + formatDuration(shown) + " since " +
+           formatIsoMillis(a.since);
 }
 
 bool moreSevere(const Anomaly& a, const Anomaly& b) {

@@ -29,7 +29,8 @@ struct Anomaly {
     EpochMillis detectedAt = kNoTime;
     EpochMillis changedAt = kNoTime;
     EpochMillis resolvedAt = kNoTime;
-    std::string summary;
+    EpochMillis since = kNoTime;    // a waiting kind's wait began (AnomalyLine::since)
+    std::string summary;            // no ages: surfaces add them when they show it
     std::vector<Evidence> evidence; // by time
     std::string subject; // with the kind, the engine's identity of the anomaly (not shown)
 
@@ -52,6 +53,10 @@ struct DetectThresholds {
     Millis callerAlertAfter{5 * 60'000};
     Millis keyRotationWindow{2 * 3'600'000};
 };
+
+// The summary with the age of a waiting anomaly at `now` ("…, for 6m 10s"):
+// what scan, watch and reports print; the dashboard does the same at each repaint.
+std::string summaryAt(const Anomaly& a, EpochMillis now);
 
 // "9f2c1a03…" — digests are long; people read the first eight characters.
 std::string shortDigest(const std::string& digest);

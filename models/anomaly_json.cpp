@@ -27,6 +27,8 @@ void writeAnomalyFields(JsonWriter& w, AnomalyLine a) {
         .field("detectedAt", formatIsoMillis(a.detectedAt));
     if (a.resolvedAt != INT64_MIN)
         w.field("resolvedAt", formatIsoMillis(a.resolvedAt));
+    if (a.since != INT64_MIN)
+        w.field("since", formatIsoMillis(a.since));
     w.field("summary", a.summary);
 }
 

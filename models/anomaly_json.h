@@ -20,6 +20,10 @@ struct AnomalyLine {
     EpochMillis firstEventAt = 0;
     EpochMillis detectedAt = 0;
     EpochMillis resolvedAt = INT64_MIN; // written only when set
+    // The waiting kinds (stuck_processing, receipt_missing, caller_stuck): the
+    // time the wait began, written only when set. Summaries hold no ages:
+    // each surface shows how long from here at the time it shows it.
+    EpochMillis since = INT64_MIN;
     std::string summary;
 };
 

@@ -26,9 +26,11 @@ void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, E
         std::uint32_t seen[8] = {};
         int nSeen = 0;
         for (const CallEvent& e : store.events(i)) {
-            if ((e.type != EventType::Attempt && e.type != EventType::Caller) || e.instance == 0)
+            if (e.instance == 0 || (e.type != EventType::Attempt && e.type != EventType::Caller &&
+                                    e.type != EventType::Receipt))
                 continue;
             InstanceStats& st = byInstance[e.instance];
+            (e.type == EventType::Receipt ? st.server : st.caller) = true;
             bool counted = false;
             for (int k = 0; k < nSeen; ++k)
                 counted |= seen[k] == e.instance;

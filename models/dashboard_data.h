@@ -20,6 +20,8 @@ struct InstanceStats {
     int duplicateCallers = 0; // duplicate_caller anomalies naming it
     int conflicts = 0;        // digest_conflict anomalies naming it
     int anomalies = 0;        // open anomalies naming it
+    bool caller = false;      // it sends: caller events, attempts' source_instance
+    bool server = false;      // it serves: receipts' sourceInstance
 };
 
 // PROCESSING age buckets of the overview histogram.
@@ -45,6 +47,7 @@ struct DashboardSnapshot {
     std::size_t storeBytes = 0, storeBudget = 0;
     std::vector<InstanceStats> instances;
     bool statsIncluded = false; // the 1 Hz part (counts, ages, instances) is fresh
+    bool windowJudged = false;  // every source has loaded the window or is down
 };
 
 // The 1 Hz figures of the dashboard from the store and the anomalies: records

@@ -47,9 +47,9 @@ std::vector<std::pair<AnomalyKind, std::string>> detectionsOff(const DetectionSo
 DetectionEngine::DetectionEngine(DetectThresholds t, DetectionSources s) : m_t(t), m_sources(s) {}
 
 void DetectionEngine::setReceiptCoverage(EpochMillis from, EpochMillis to) {
-    if (m_coverage.receiptsFrom == kNoTime || from < m_coverage.receiptsFrom)
-        m_coverage.receiptsFrom = from;
-    m_coverage.receiptsTo = std::max(m_coverage.receiptsTo, to);
+    if (m_coverage.kafkaFrom == kNoTime || from < m_coverage.kafkaFrom)
+        m_coverage.kafkaFrom = from;
+    m_coverage.kafkaTo = std::max(m_coverage.kafkaTo, to);
 }
 
 void DetectionEngine::remap(const std::vector<std::uint32_t>& map) {
@@ -324,6 +324,7 @@ void DetectionEngine::record(Finding&& f, EpochMillis now,
         a.digests = std::move(f.digests);
         a.summary = std::move(f.summary);
         a.evidence = std::move(f.evidence);
+        a.since = f.since;
         a.subject = f.subject;
         a.firstEventAt = a.evidence.empty() ? now : a.evidence.front().at;
         a.detectedAt = a.changedAt = now;
@@ -341,8 +342,9 @@ void DetectionEngine::record(Finding&& f, EpochMillis now,
     a.callIds = std::move(f.callIds);
     a.instances = std::move(f.instances);
     a.digests = std::move(f.digests);
-    a.summary = std::move(f.summary); // ages in the text move on without being a change
+    a.summary = std::move(f.summary);
     a.evidence = std::move(f.evidence);
+    a.since = f.since;
     if (!a.evidence.empty() && a.evidence.front().at < a.firstEventAt)
         a.firstEventAt = a.evidence.front().at;
     if (changed) {

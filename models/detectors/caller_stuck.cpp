@@ -31,7 +31,7 @@ Verdict judgeCallerStuck(const CallFacts& call) {
     }
     // The caller's confirmation may be in messages not read yet.
     const Coverage& read = call.coverage;
-    if (!read.settled && read.receiptsTo != kNoTime && read.receiptsTo <= due) {
+    if (!read.settled && read.kafkaTo != kNoTime && read.kafkaTo <= due) {
         v.wake(call.now + 1000);
         v.keep = call.kept(AnomalyKind::CallerStuck); // open: kept until the topics are read
         return v;
@@ -43,7 +43,8 @@ Verdict judgeCallerStuck(const CallFacts& call) {
         if (e.type == EventType::Caller)
             f.evidence.push_back(call.evidence(e));
     call.addOwnDigest(f);
-    f.summary = "caller " + inst + " waiting since " + formatIsoMillis(since) + " (" +
+    f.since = since;
+    f.summary = "caller " + inst + " waiting (" +
                 std::string(toString(static_cast<CallerState>(call.state.caller - 1))) +
                 "), no confirmation or escalation after " +
                 formatDuration(call.thresholds.callerAlertAfter);

@@ -27,7 +27,8 @@ struct DetectionSources {
 // How far the sources have been read: a detection never judges what is not
 // read yet (a lagging or failed source cannot show the call moving on).
 struct Coverage {
-    EpochMillis receiptsFrom = kNoTime, receiptsTo = kNoTime; // receipts read over [from, to]
+    // The Kafka topics (receipts and caller events, one consumer) read over [from, to].
+    EpochMillis kafkaFrom = kNoTime, kafkaTo = kNoTime;
     EpochMillis recordsReadTo = kNoTime; // the tables as they stood then; kNoTime: not reported
     bool settled = false;                // batch mode: everything there is has been loaded
 };
@@ -40,6 +41,7 @@ struct Finding {
     std::vector<std::string> callIds, instances, digests;
     std::string summary;
     std::vector<Evidence> evidence;
+    EpochMillis since = kNoTime; // the waiting kinds: when the wait began
 };
 
 // The identity of an anomaly among those the engine keeps.

@@ -13,12 +13,12 @@ Verdict judgeReceiptMissing(const CallFacts& call) {
         return v;
     const EpochMillis due = call.updatedAt + call.thresholds.receiptGrace.count();
     const Coverage& read = call.coverage;
-    const bool readFromBefore = read.receiptsFrom != kNoTime && read.receiptsFrom <= call.updatedAt;
+    const bool readFromBefore = read.kafkaFrom != kNoTime && read.kafkaFrom <= call.updatedAt;
     if (call.now <= due) {
         v.wake(due + 1);
         return v;
     }
-    if (!readFromBefore || read.receiptsTo < due) {
+    if (!readFromBefore || read.kafkaTo < due) {
         if (readFromBefore)
             v.wake(call.now + 1000); // receipts are being read but not yet up to `due`
         return v;
@@ -30,9 +30,9 @@ Verdict judgeReceiptMissing(const CallFacts& call) {
     if (!call.firstSource.empty())
         f.instances.push_back(call.firstSource);
     call.addOwnDigest(f);
-    f.summary = "record " + std::string(toString(call.state.recordStatus())) + " since " +
-                formatIsoMillis(call.updatedAt) + ", no terminal receipt within " +
-                formatDuration(call.thresholds.receiptGrace);
+    f.since = call.updatedAt;
+    f.summary = "record " + std::string(toString(call.state.recordStatus())) +
+                ", no terminal receipt within " + formatDuration(call.thresholds.receiptGrace);
     v.finding = std::move(f);
     return v;
 }

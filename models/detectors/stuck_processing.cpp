@@ -24,10 +24,9 @@ Verdict judgeStuckProcessing(const CallFacts& call) {
     }
     Finding f = call.single(AnomalyKind::StuckProcessing,
                             age > 4 * after ? Severity::Critical : Severity::Warning);
-    f.summary = "record PROCESSING for " +
-                formatDuration(Millis{age >= 1000 ? age / 1000 * 1000 : age}) + " (stuck after " +
-                formatDuration(call.thresholds.stuckAfter) + "), lock_version " +
-                std::to_string(call.state.lockVersion);
+    f.since = call.updatedAt;
+    f.summary = "record PROCESSING (stuck after " + formatDuration(call.thresholds.stuckAfter) +
+                "), lock_version " + std::to_string(call.state.lockVersion);
     if (!call.firstSource.empty())
         f.instances.push_back(call.firstSource);
     for (const CallEvent& e : call.events)

@@ -36,8 +36,9 @@ TEST(CallerStuck, NamesTheInstanceAndSinceWhenItWaits) {
     EXPECT_EQ(a->severity, Severity::Warning);
     EXPECT_EQ(a->callIds, std::vector<std::string>{"c1"});
     EXPECT_EQ(a->instances, std::vector<std::string>{"api-3"});
-    EXPECT_EQ(a->summary, "caller api-3 waiting since 2024-05-20T10:13:21.000Z (TIMEOUT_UNKNOWN), "
-                          "no confirmation or escalation after 5m");
+    EXPECT_EQ(a->summary,
+              "caller api-3 waiting (TIMEOUT_UNKNOWN), no confirmation or escalation after 5m");
+    EXPECT_EQ(formatIsoMillis(a->since), "2024-05-20T10:13:21.000Z");
     EXPECT_EQ(a->evidence.size(), 3u); // every caller event
 }
 
@@ -68,7 +69,5 @@ TEST(CallerStuck, ARetryStartsTheWaitAgain) {
     s.caller("c1", CallerState::TimeoutUnknown, T0 + 4 * MIN + S, 2);
     EXPECT_EQ(s.open(T0 + 6 * MIN), Set{}); // 2 minutes into the second wait
     EXPECT_EQ(s.open(T0 + 10 * MIN), Set{"caller_stuck:c1"});
-    EXPECT_NE(s.find(AnomalyKind::CallerStuck)->summary.find("since 2024-05-20T10:17:21.000Z"),
-              std::string::npos)
-        << s.find(AnomalyKind::CallerStuck)->summary;
+    EXPECT_EQ(formatIsoMillis(s.find(AnomalyKind::CallerStuck)->since), "2024-05-20T10:17:21.000Z");
 }

@@ -59,7 +59,13 @@ TEST(StuckProcessing, FindingNamesTheRecordItsAgeAndTheUnfinishedAttempt) {
     EXPECT_EQ(a->callIds, std::vector<std::string>{"c1"});
     EXPECT_EQ(a->instances, std::vector<std::string>{"api-1"});
     EXPECT_EQ(a->digests, std::vector<std::string>{D(1)});
-    EXPECT_EQ(a->summary, "record PROCESSING for 6m (stuck after 5m), lock_version 2");
+    // The summary holds no age; every surface adds it when it shows it.
+    EXPECT_EQ(a->summary, "record PROCESSING (stuck after 5m), lock_version 2");
+    EXPECT_EQ(summaryAt(*a, a->detectedAt),
+              "record PROCESSING (stuck after 5m), lock_version 2; for 6m since " +
+                  formatIsoMillis(a->since));
+    EXPECT_EQ(summaryAt(*a, a->detectedAt + 60'000).find("; for 7m since "),
+              a->summary.size());      // a minute later, a minute older
     ASSERT_EQ(a->evidence.size(), 2u); // the record and the attempt still running
     const bool unfinished = a->evidence[0].what.find("unfinished") != std::string::npos ||
                             a->evidence[1].what.find("unfinished") != std::string::npos;
