@@ -31,6 +31,7 @@ public:
     void start(EpochMillis since) {
         stop();
         m_windowMs = std::max<qint64>(0, nowMillis() - since);
+        m_window->restart(m_windowMs);
         m_thread = new QThread;
         m_backend = new DashboardBackend(m_config, m_options, since);
         m_backend->moveToThread(m_thread);

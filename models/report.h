@@ -29,6 +29,10 @@ struct Report {
     std::vector<Anomaly> anomalies;   // most severe first
     std::vector<ReportCall> calls;
     bool payloadsIncluded = false;
+    // Where the report was made, "cli" or "gui": a redacted payload's note in
+    // PDF and HTML names that surface's way to include payloads (the stored
+    // value, and JSON, stay kRedacted).
+    std::string surface = "cli";
 
     // kind -> counts by severity (info, warning, critical)
     std::map<std::string, std::array<int, 3>> countsByKind() const;

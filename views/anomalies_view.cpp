@@ -11,6 +11,7 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QShortcut>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -57,6 +58,10 @@ AnomaliesView::AnomaliesView(AnomalyTableModel* model, QWidget* parent)
     m_table->setColumnWidth(AnomalyTableModel::Instances, 180);
     m_table->setColumnWidth(AnomalyTableModel::Age, 60);
     m_table->setWordWrap(false);
+    m_table->setTextElideMode(Qt::ElideRight); // every cell's whole text is its tooltip
+    fixSortArrows(m_table->horizontalHeader());
+    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_table, &QWidget::customContextMenuRequested, this, &AnomaliesView::showContextMenu);
     m_table->installEventFilter(this);
     m_counts->setWordWrap(true);
 
@@ -76,7 +81,53 @@ AnomaliesView::AnomaliesView(AnomalyTableModel* model, QWidget* parent)
     auto* copy = new QShortcut(QKeySequence::Copy, m_table);
     copy->setContext(Qt::WidgetShortcut);
     connect(copy, &QShortcut::activated, this, &AnomaliesView::copySelection);
+    // "Showing N of M" follows the filters and the rows.
+    for (const auto signal : {&QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved})
+        connect(m_filter, signal, this, &AnomaliesView::refreshCounts);
+    connect(m_filter, &QAbstractItemModel::modelReset, this, &AnomaliesView::refreshCounts);
+    connect(m_filter, &QAbstractItemModel::layoutChanged, this, &AnomaliesView::refreshCounts);
     refreshCounts();
+}
+
+QMenu* AnomaliesView::contextMenuFor(const QModelIndex& index) {
+    auto* menu = new QMenu(this);
+    menu->setAttribute(Qt::WA_DeleteOnClose);
+    if (!index.isValid())
+        return menu;
+    const Anomaly& a = m_model->anomaly(m_filter->mapToSource(index).row());
+    const QString callId = a.callIds.empty() ? QString() : qs(a.callIds.front());
+    menu->addAction(tr("&Open in the drill-down"), this, [this, callId] { emit openCall(callId); })
+        ->setEnabled(!callId.isEmpty());
+    QStringList ids;
+    for (const auto& id : a.callIds)
+        ids << qs(id);
+    menu->addAction(
+        ids.size() > 1 ? tr("&Copy the %1 callIds").arg(ids.size()) : tr("&Copy callId"), this,
+        [ids] { QApplication::clipboard()->setText(ids.join(QLatin1Char('\n'))); });
+    menu->addAction(tr("Copy as &JSON"), this,
+                    [line = qs(toJsonLine(a))] { QApplication::clipboard()->setText(line); });
+    menu->addSeparator();
+    menu->addAction(
+        tr("Only &kind %1").arg(qs(toString(a.kind))), this,
+        [this, kind = qs(toString(a.kind))] { m_kind->setCurrentIndex(m_kind->findData(kind)); });
+    for (const auto& inst : a.instances) {
+        const QString name = qs(inst);
+        // Shown escaped in the menu; the filter gets the raw name.
+        menu->addAction(tr("Only instance %1").arg(shownText(inst)), this,
+                        [this, name] { setInstanceFilter(name); });
+        if (menu->actions().size() > 12)
+            break;
+    }
+    if (!m_instance->text().isEmpty() || m_kind->currentIndex() > 0)
+        menu->addAction(tr("Clear the &filters"), this, [this] {
+            m_kind->setCurrentIndex(0);
+            m_instance->clear();
+        });
+    return menu;
+}
+
+void AnomaliesView::showContextMenu(const QPoint& pos) {
+    contextMenuFor(m_table->indexAt(pos))->popup(m_table->viewport()->mapToGlobal(pos));
 }
 
 void AnomaliesView::setInstanceFilter(const QString& instance) {
@@ -90,8 +141,10 @@ void AnomaliesView::refreshCounts() {
         if (n)
             parts << qs(kAnomalyKindNames[i]) + QStringLiteral(": ") + QString::number(n);
     }
-    m_counts->setText(parts.isEmpty() ? tr("No open anomalies")
-                                      : tr("Open \u2014 ") + parts.join(QStringLiteral("   ")));
+    const QString shown = tr("Showing %1 of %2").arg(m_filter->rowCount()).arg(m_model->rowCount());
+    m_counts->setText(shown + QStringLiteral(" \u2014 ") +
+                      (parts.isEmpty() ? tr("no open anomalies")
+                                       : tr("open: ") + parts.join(QStringLiteral("   "))));
 }
 
 bool AnomaliesView::eventFilter(QObject* watched, QEvent* event) {

@@ -21,6 +21,9 @@ public:
     void refreshCounts();
     QTableView* table() const { return m_table; }
     AnomalyFilterModel* filter() const { return m_filter; }
+    QLabel* counts() const { return m_counts; }
+    // The table's context menu for the row at `index` (tests read its actions).
+    QMenu* contextMenuFor(const QModelIndex& index);
 
 signals:
     void openCall(const QString& callId);
@@ -30,6 +33,7 @@ protected:
 
 private:
     void openCurrent();
+    void showContextMenu(const QPoint& pos);
     void copySelection();
 
     AnomalyTableModel* m_model;

@@ -1,5 +1,6 @@
 #include "views/anomaly_table_model.h"
 
+#include "views/clock.h"
 #include "views/palette.h"
 
 #include <QBrush>
@@ -20,18 +21,6 @@ QString rawJoin(const std::vector<std::string>& v, const char* sep) {
     for (const auto& s : v)
         l << qs(s);
     return l.join(QString::fromUtf8(sep));
-}
-
-QString age(EpochMillis ms) {
-    if (ms < 0)
-        ms = 0;
-    if (ms < 60'000)
-        return QString::number(ms / 1000) + QStringLiteral(" s");
-    if (ms < 3'600'000)
-        return QString::number(ms / 60'000) + QStringLiteral(" min");
-    if (ms < 86'400'000)
-        return QString::number(ms / 3'600'000) + QStringLiteral(" h");
-    return QString::number(ms / 86'400'000) + QStringLiteral(" d");
 }
 
 } // namespace
@@ -130,14 +119,49 @@ void AnomalyTableModel::dropRows(std::vector<int> rows) {
         m_rowOf.emplace(m_rows[r].id, static_cast<int>(r));
 }
 
+void AnomalyTableModel::clear() {
+    beginResetModel();
+    m_rows.clear();
+    m_rowOf.clear();
+    m_openByKind = {};
+    m_openBySeverity = {};
+    endResetModel();
+}
+
+void AnomalyTableModel::setWindow(qint64 ms) {
+    m_windowMs = std::max<qint64>(0, ms);
+    recount();
+    if (!m_rows.empty())
+        emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+}
+
+bool AnomalyTableModel::inWindow(const Anomaly& a) const {
+    if (m_windowMs <= 0 || (a.open && a.since != kNoTime))
+        return true; // (an open wait goes on now: it is in any window)
+    EpochMillis last = a.open ? a.firstEventAt : a.resolvedAt;
+    for (const Evidence& e : a.evidence)
+        last = std::max(last, e.at);
+    return last >= m_now - m_windowMs;
+}
+
+void AnomalyTableModel::recount() {
+    m_openByKind = {};
+    m_openBySeverity = {};
+    for (const Anomaly& a : m_rows)
+        count(a, +1);
+}
+
 void AnomalyTableModel::setNow(EpochMillis now) {
     m_now = now;
+    if (m_windowMs > 0) // the window slides: what left it is no longer counted
+        recount();
     if (!m_rows.empty())
-        emit dataChanged(index(0, Age), index(rowCount() - 1, Age), {Qt::DisplayRole});
+        emit dataChanged(index(0, Age), index(rowCount() - 1, Summary),
+                         {Qt::DisplayRole, Qt::ToolTipRole});
 }
 
 void AnomalyTableModel::count(const Anomaly& a, int sign) {
-    if (!a.open)
+    if (!a.open || !inWindow(a))
         return;
     m_openByKind[static_cast<std::size_t>(a.kind)] += sign;
     m_openBySeverity[static_cast<std::size_t>(a.severity)] += sign;
@@ -169,9 +193,9 @@ QVariant AnomalyTableModel::data(const QModelIndex& index, int role) const {
         case Instances:
             return join(a.instances);
         case Age:
-            return age((a.open ? m_now : a.resolvedAt) - a.firstEventAt);
+            return humanDuration((a.open ? m_now : a.resolvedAt) - a.firstEventAt);
         case Summary:
-            return shownText(a.summary);
+            return liveSummary(a, m_now);
         }
         break;
     case SortRole:
@@ -185,6 +209,10 @@ QVariant AnomalyTableModel::data(const QModelIndex& index, int role) const {
         default:
             return data(index, Qt::DisplayRole);
         }
+    case Qt::DecorationRole:
+        if (index.column() == Kind) // the kind's colour, as in the overview's chart
+            return kindColor(static_cast<std::size_t>(a.kind));
+        break;
     case Qt::ForegroundRole:
         if (index.column() == Severity)
             return QBrush(severityColor(toString(a.severity)));
@@ -193,7 +221,12 @@ QVariant AnomalyTableModel::data(const QModelIndex& index, int role) const {
         break;
     case Qt::ToolTipRole:
         if (index.column() == Summary || index.column() == CallIds)
-            return plainTip(shownText(a.summary) + QStringLiteral("\n") + join(a.callIds, "\n"));
+            return plainTip(liveSummary(a, m_now) + QStringLiteral("\n") + join(a.callIds, "\n"));
+        if (index.column() == Instances)
+            return plainTip(join(a.instances, "\n"));
+        if (index.column() == Age)
+            return tr("first evidence %1 %2")
+                .arg(displayDateTime(a.firstEventAt), zoneLabel(a.firstEventAt));
         break;
     case CallIdRole: // raw: a lookup key
         return a.callIds.empty() ? QString() : qs(a.callIds.front());
@@ -203,6 +236,8 @@ QVariant AnomalyTableModel::data(const QModelIndex& index, int role) const {
         return static_cast<int>(a.severity);
     case OpenRole:
         return a.open;
+    case InWindowRole:
+        return inWindow(a);
     case InstancesRole:
         return rawJoin(a.instances, "\n");
     case SearchTextRole:
@@ -281,6 +316,8 @@ bool AnomalyFilterModel::filterAcceptsRow(int row, const QModelIndex& parent) co
     const QModelIndex i = sourceModel()->index(row, 0, parent);
     using M = AnomalyTableModel;
     if (!m_showResolved && !i.data(M::OpenRole).toBool())
+        return false;
+    if (!i.data(M::InWindowRole).toBool())
         return false;
     if (!m_kind.isEmpty() && i.data(M::KindRole).toString() != m_kind)
         return false;

@@ -24,13 +24,23 @@ public:
         SeverityRole,
         OpenRole,
         InstancesRole,
-        SearchTextRole
+        SearchTextRole,
+        InWindowRole // the anomaly was active within the relative window
     };
 
     explicit AnomalyTableModel(QObject* parent = nullptr);
 
     void applyChanges(const std::vector<AnomalyChange>& changes);
-    void setNow(EpochMillis now); // ages move on
+    // A new engine (another window or config) numbers its anomalies afresh.
+    void clear();
+    void setNow(EpochMillis now); // ages move on, a relative window slides
+    // A relative window ("Last 15 min"): only anomalies active within `ms`
+    // before now are in it (open waits always, other open ones by their
+    // latest evidence, resolved ones by their resolution) and counted;
+    // 0 = everything held (live).
+    void setWindow(qint64 ms);
+    qint64 window() const { return m_windowMs; }
+    bool inWindow(const Anomaly& a) const;
     const Anomaly& anomaly(int row) const { return m_rows[static_cast<std::size_t>(row)]; }
     int openCount(AnomalyKind kind) const { return m_openByKind[static_cast<std::size_t>(kind)]; }
     const std::array<int, 11>& openByKind() const { return m_openByKind; }
@@ -45,6 +55,8 @@ private:
     std::vector<Anomaly> m_rows;
     std::unordered_map<std::uint64_t, int> m_rowOf; // anomaly id -> row
     EpochMillis m_now = 0;
+    qint64 m_windowMs = 0;
+    void recount();
     // Kept as rows change, so a frame needs no pass over every row.
     std::array<int, 11> m_openByKind{};
     std::array<int, 3> m_openBySeverity{};

@@ -1,5 +1,6 @@
 #include "views/call_html.h"
 
+#include "views/clock.h"
 #include "views/palette.h"
 
 namespace callscope {
@@ -8,8 +9,12 @@ namespace {
 QString esc(const std::string& s) {
     return htmlText(s);
 }
+// In the display zone, named: "2024-05-20 10:13:20.008 UTC".
 QString when(EpochMillis t) {
-    return t == kNoTime ? QStringLiteral("\u2014") : QString::fromStdString(formatIsoMillis(t));
+    return t == kNoTime
+               ? QStringLiteral("\u2014")
+               : QStringLiteral("<span style=\"white-space:nowrap\">") + displayDateTime(t) +
+                     QLatin1Char(' ') + zoneLabel(t) + QStringLiteral("</span>");
 }
 
 QString tableStart(const CallHtmlStyle& style) {

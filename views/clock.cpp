@@ -1,6 +1,8 @@
 #include "views/clock.h"
 
+#include "models/anomaly.h"
 #include "models/observations.h"
+#include "views/palette.h"
 
 #include <QDateTime>
 #include <QTimeZone>
@@ -86,13 +88,25 @@ EpochMillis fromChartMillis(qint64 v) {
     return v + qint64(QDateTime::fromMSecsSinceEpoch(v).offsetFromUtc()) * 1000;
 }
 
+QString liveSummary(const Anomaly& a, EpochMillis now) {
+    QString s = shownText(a.summary);
+    if (a.since == kNoTime)
+        return s;
+    const EpochMillis end = a.open || a.resolvedAt == kNoTime ? now : a.resolvedAt;
+    return s + (a.open ? QStringLiteral("; for ") : QStringLiteral("; lasted ")) +
+           humanDuration(end - a.since) + QStringLiteral(" since ") +
+           displayTimeOfDay(a.since, TimeDetail::Seconds) + QLatin1Char(' ') + zoneLabel(a.since);
+}
+
 QString humanDuration(std::int64_t ms) {
     if (ms < 0)
         ms = 0;
     if (ms < 1000)
         return QStringLiteral("%1 ms").arg(ms);
     const std::int64_t s = ms / 1000;
-    const auto two = [](std::int64_t v) { return QStringLiteral("%1").arg(v, 2, 10, QLatin1Char('0')); };
+    const auto two = [](std::int64_t v) {
+        return QStringLiteral("%1").arg(v, 2, 10, QLatin1Char('0'));
+    };
     if (s < 60)
         return QStringLiteral("%1.%2 s").arg(s).arg((ms % 1000) / 100);
     if (s < 3600)

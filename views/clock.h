@@ -38,4 +38,9 @@ EpochMillis fromChartMillis(qint64 v);
 // "3m 05s", "1h 02m", "820 ms", "2d 04h": an age or duration for people.
 QString humanDuration(std::int64_t ms);
 
+// An anomaly's summary as shown at `now`: a waiting kind gains how long it
+// has waited ("; for 6m 10s since 22:52:24 UTC"), computed when shown, never
+// frozen at detection. (Data in the summary is made visible, not escaped for markup.)
+QString liveSummary(const struct Anomaly& a, EpochMillis now);
+
 } // namespace callscope

@@ -2,6 +2,7 @@
 
 #include "models/visible_text.h"
 #include "views/call_html.h"
+#include "views/clock.h"
 #include "views/palette.h"
 #include "views/timeline_painter.h"
 #include "views/timeline_widget.h"
@@ -12,10 +13,13 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMouseEvent>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QShortcut>
 #include <QSplitter>
 #include <QTextBrowser>
+#include <QToolButton>
 #include <QUrl>
 #include <QVBoxLayout>
 
@@ -32,14 +36,21 @@ QString callLink(const std::string& id) {
            QString::fromLatin1(QUrl::toPercentEncoding(qs(id))) + QStringLiteral("\">") + esc(id) +
            QStringLiteral("</a> ");
 }
+// A time of this view's own texts, in the display zone, named.
 QString when(EpochMillis t) {
-    return t == kNoTime ? QStringLiteral("\u2014") : qs(formatIsoMillis(t));
+    return t == kNoTime ? QStringLiteral("\u2014")
+                        : displayDateTime(t) + QLatin1Char(' ') + zoneLabel(t);
 }
+
+constexpr int kHistoryLimit = 100;
 
 } // namespace
 
 DrilldownView::DrilldownView(QWidget* parent)
-    : QWidget(parent), m_search(new QLineEdit(this)), m_go(new QPushButton(tr("Open"), this)),
+    : QWidget(parent), m_backButton(new QToolButton(this)), m_forwardButton(new QToolButton(this)),
+      m_backKey(new QShortcut(QKeySequence(Qt::ALT | Qt::Key_Left), this)),
+      m_forwardKey(new QShortcut(QKeySequence(Qt::ALT | Qt::Key_Right), this)),
+      m_search(new QLineEdit(this)), m_go(new QPushButton(tr("Open"), this)),
       m_cancel(new QPushButton(tr("Cancel"), this)), m_progress(new QProgressBar(this)),
       m_title(new QLabel(this)), m_anomaly(new QComboBox(this)),
       m_timeline(new TimelineWidget(this)), m_details(new QTextBrowser(this)) {
@@ -50,7 +61,26 @@ DrilldownView::DrilldownView(QWidget* parent)
     m_progress->hide();
     m_cancel->hide();
     auto* copy = new QPushButton(tr("Copy callId"), this);
+    m_backButton->setArrowType(Qt::LeftArrow);
+    m_forwardButton->setArrowType(Qt::RightArrow);
+    m_backButton->setAccessibleName(tr("Back"));
+    m_forwardButton->setAccessibleName(tr("Forward"));
+    for (QToolButton* b : {m_backButton, m_forwardButton}) {
+        b->setAutoRaise(true);
+        b->setFocusPolicy(Qt::NoFocus); // Alt+Left/Right stay with the widget in focus
+    }
+    connect(m_backButton, &QToolButton::clicked, this, &DrilldownView::back);
+    connect(m_forwardButton, &QToolButton::clicked, this, &DrilldownView::forward);
+    // Within the drill-down only: elsewhere Alt+Left/Right mean what those views say.
+    m_backKey->setContext(Qt::WidgetWithChildrenShortcut);
+    m_forwardKey->setContext(Qt::WidgetWithChildrenShortcut);
+    connect(m_backKey, &QShortcut::activated, this, &DrilldownView::back);
+    connect(m_forwardKey, &QShortcut::activated, this, &DrilldownView::forward);
+    updateHistoryButtons();
     auto* bar = new QHBoxLayout;
+    bar->setSpacing(4);
+    bar->addWidget(m_backButton);
+    bar->addWidget(m_forwardButton);
     bar->addWidget(new QLabel(tr("Call:"), this));
     bar->addWidget(m_search, 1);
     bar->addWidget(m_go);
@@ -63,6 +93,14 @@ DrilldownView::DrilldownView(QWidget* parent)
     m_title->setFont(tf);
     m_title->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_title->setTextFormat(Qt::PlainText); // it shows callIds: data, never markup
+    // The title takes what is left and elides (full text in its tooltip); the
+    // anomaly choice is as wide as its longest entry, never clipped.
+    m_title->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_title->setMinimumWidth(80);
+    m_title->installEventFilter(this);
+    m_anomaly->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+    m_anomaly->setMinimumContentsLength(8);
+    m_anomaly->setToolTip(tr("Outline the evidence of this anomaly on the timeline"));
     auto* outline = new QHBoxLayout;
     outline->addWidget(m_title, 1);
     outline->addWidget(new QLabel(tr("Outline evidence of:"), this));
@@ -74,7 +112,10 @@ DrilldownView::DrilldownView(QWidget* parent)
     split->addWidget(m_details);
     split->setStretchFactor(0, 0);
     split->setStretchFactor(1, 1);
-    split->setSizes({250, 600});
+    split->setSizes({280, 600});
+    // The mouse's back/forward buttons anywhere in the drill-down.
+    m_timeline->installEventFilter(this);
+    m_details->viewport()->installEventFilter(this);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(bar);
     layout->addLayout(outline);
@@ -91,7 +132,7 @@ DrilldownView::DrilldownView(QWidget* parent)
         ++m_generation; // the answer of the cancelled lookup is dropped
         emit cancelRequested();
         setBusy(false);
-        m_title->setText(tr("Cancelled"));
+        setTitle(tr("Cancelled"));
     });
     // A callId with control characters is copied as shown: pasted into a
     // terminal, the raw bytes would act (a newline runs what follows it).
@@ -124,6 +165,10 @@ void DrilldownView::setBusy(bool busy) {
 }
 
 void DrilldownView::lookup(const QString& query) {
+    startLookup(query, false);
+}
+
+void DrilldownView::startLookup(const QString& query, bool fromHistory) {
     const QString q = query.trimmed();
     if (q.isEmpty())
         return;
@@ -131,8 +176,10 @@ void DrilldownView::lookup(const QString& query) {
     m_queryShown = shownText(q.toStdString());
     m_search->setText(m_queryShown);
     setBusy(true);
-    m_title->setText(tr("Looking up %1\u2026").arg(m_queryShown));
-    emit callRequested(q, ++m_generation);
+    setTitle(tr("Looking up %1\u2026").arg(m_queryShown));
+    const std::uint64_t generation = ++m_generation;
+    m_historyGeneration = fromHistory ? generation : 0; // set before a synchronous answer
+    emit callRequested(q, generation);
 }
 
 void DrilldownView::showDetail(const CallDetail& d) {
@@ -140,25 +187,36 @@ void DrilldownView::showDetail(const CallDetail& d) {
         return; // superseded by a later lookup
     setBusy(false);
     if (!d.found) {
-        m_title->setText(shownText(d.message));
+        setTitle(shownText(d.message));
         m_timeline->clear();
         m_details->clear();
         return;
     }
     m_callId = qs(d.timeline.callId);
+    if (d.generation != m_historyGeneration)
+        pushHistory(m_callId);
     emit callShown(m_callId);
     m_current = d.timeline;
     m_anomalies = d.anomalies;
-    m_title->setText(shownText(d.timeline.callId) +
-                     (d.timeline.bizNo.empty()
-                          ? QString()
-                          : QStringLiteral("   bizNo ") + shownText(d.timeline.bizNo)));
+    QString tip;
+    if (d.timeline.record.present)
+        tip = tr("record %1: created %2, updated %3")
+                  .arg(qs(d.timeline.record.status), when(d.timeline.record.createdAt),
+                       when(d.timeline.record.updatedAt));
+    m_titleId = shownText(d.timeline.callId);
+    setTitle(m_titleId + (d.timeline.bizNo.empty()
+                              ? QString()
+                              : QStringLiteral("   bizNo ") + shownText(d.timeline.bizNo)),
+             tip);
     m_anomaly->blockSignals(true);
     m_anomaly->clear();
     m_anomaly->addItem(tr("(none)"));
-    for (const Anomaly& a : d.anomalies)
+    for (const Anomaly& a : d.anomalies) {
         m_anomaly->addItem(qs(toString(a.kind)) + QStringLiteral(" \u2014 ") +
                            qs(toString(a.severity)));
+        m_anomaly->setItemData(m_anomaly->count() - 1, plainTip(liveSummary(a, nowMillis())),
+                               Qt::ToolTipRole);
+    }
     m_anomaly->setCurrentIndex(d.anomalies.empty() ? 0 : 1);
     m_anomaly->blockSignals(false);
     m_timeline->setTimeline(d.timeline,
@@ -166,6 +224,118 @@ void DrilldownView::showDetail(const CallDetail& d) {
                                 ? QSet<QString>{}
                                 : evidenceKeys(d.anomalies.front().evidence, d.timeline.callId));
     m_details->setHtml(detailsHtml(d));
+}
+
+// --- History ---------------------------------------------------------------
+
+void DrilldownView::pushHistory(const QString& callId) {
+    if (m_historyIndex >= 0 && m_history.value(m_historyIndex) == callId)
+        return; // the same call again (a refresh): no new step
+    while (m_history.size() > m_historyIndex + 1)
+        m_history.removeLast(); // a new branch drops what was ahead
+    m_history.append(callId);
+    while (m_history.size() > kHistoryLimit)
+        m_history.removeFirst();
+    m_historyIndex = int(m_history.size()) - 1;
+    updateHistoryButtons();
+    emit historyChanged();
+}
+
+void DrilldownView::goTo(int index) {
+    if (index < 0 || index >= m_history.size() || index == m_historyIndex)
+        return;
+    m_historyIndex = index;
+    updateHistoryButtons();
+    emit historyChanged();
+    startLookup(m_history.at(index), true);
+}
+
+void DrilldownView::setHistoryShortcutsEnabled(bool enabled) {
+    m_backKey->setEnabled(enabled);
+    m_forwardKey->setEnabled(enabled);
+}
+
+void DrilldownView::back() {
+    if (canGoBack())
+        goTo(m_historyIndex - 1);
+}
+
+void DrilldownView::forward() {
+    if (canGoForward())
+        goTo(m_historyIndex + 1);
+}
+
+void DrilldownView::updateHistoryButtons() {
+    m_backButton->setEnabled(canGoBack());
+    m_forwardButton->setEnabled(canGoForward());
+    // Tooltips are rich text to Qt: the callId they name is data, made plain.
+    m_backButton->setToolTip(
+        plainTip(canGoBack() ? tr("Back to %1 (Alt+Left)")
+                                   .arg(shownText(m_history.at(m_historyIndex - 1).toStdString()))
+                             : tr("Back (Alt+Left)")));
+    m_forwardButton->setToolTip(plainTip(
+        canGoForward() ? tr("Forward to %1 (Alt+Right)")
+                             .arg(shownText(m_history.at(m_historyIndex + 1).toStdString()))
+                       : tr("Forward (Alt+Right)")));
+}
+
+void DrilldownView::mousePressEvent(QMouseEvent* e) {
+    if (e->button() == Qt::BackButton) {
+        back();
+        return;
+    }
+    if (e->button() == Qt::ForwardButton) {
+        forward();
+        return;
+    }
+    QWidget::mousePressEvent(e);
+}
+
+bool DrilldownView::eventFilter(QObject* watched, QEvent* e) {
+    if (watched == m_title && (e->type() == QEvent::Resize || e->type() == QEvent::Show)) {
+        elideTitle();
+        return false;
+    }
+    if (e->type() == QEvent::MouseButtonPress &&
+        (watched == m_timeline || watched == m_details->viewport())) {
+        const auto button = static_cast<QMouseEvent*>(e)->button();
+        if (button == Qt::BackButton || button == Qt::ForwardButton) {
+            button == Qt::BackButton ? back() : forward();
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, e);
+}
+
+// --- Title -----------------------------------------------------------------
+
+void DrilldownView::setTitle(const QString& text, const QString& tip) {
+    m_titleText = text;
+    m_titleTip = tip;
+    if (!text.startsWith(m_titleId) || m_titleId.isEmpty())
+        m_titleId.clear();
+    elideTitle();
+}
+
+// Short of space, the bizNo gives way first, then the callId's end; the
+// tooltip always has the whole title.
+void DrilldownView::elideTitle() {
+    const int width = m_title->contentsRect().width();
+    QString shown = m_titleText;
+    const QFontMetrics fm(m_title->font());
+    if (m_title->isVisible() && width > 0 && fm.horizontalAdvance(m_titleText) > width) {
+        if (!m_titleId.isEmpty() && fm.horizontalAdvance(m_titleId) <= width)
+            shown = m_titleId + fm.elidedText(m_titleText.mid(m_titleId.size()), Qt::ElideRight,
+                                              width - fm.horizontalAdvance(m_titleId));
+        else
+            shown = fm.elidedText(m_titleText, Qt::ElideRight, width);
+    }
+    if (m_title->text() != shown)
+        m_title->setText(shown);
+    QString tip = shown != m_titleText ? m_titleText : QString();
+    if (!m_titleTip.isEmpty())
+        tip += (tip.isEmpty() ? QString() : QStringLiteral("\n")) + m_titleTip;
+    m_title->setToolTip(plainTip(tip));
 }
 
 QString DrilldownView::detailsHtml(const CallDetail& d) const {
@@ -186,7 +356,7 @@ QString DrilldownView::detailsHtml(const CallDetail& d) const {
              severityColor(toString(a.severity)).name() + QStringLiteral("\"><b>[") +
              qs(toString(a.severity)) + QStringLiteral("] ") + qs(toString(a.kind)) +
              QStringLiteral("</b></span> ") + (a.open ? QString() : QStringLiteral("(resolved) ")) +
-             esc(a.summary) + QStringLiteral("</p>");
+             liveSummary(a, nowMillis()).toHtmlEscaped() + QStringLiteral("</p>");
     h += callTablesHtml(d.timeline, d.diagnosis, nullptr, style);
     if (!d.message.empty())
         h += QStringLiteral("<p><i>") + esc(d.message) + QStringLiteral("</i></p>");

@@ -2,9 +2,12 @@
 
 #include "views/palette.h"
 
+#include <QApplication>
+#include <QClipboard>
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLabel>
+#include <QMenu>
 #include <QSortFilterProxyModel>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -42,6 +45,11 @@ QVariant InstanceTableModel::data(const QModelIndex& index, int role) const {
         switch (index.column()) {
         case Instance:
             return role == SortRole ? qs(s.instance) : shownText(s.instance);
+        case Role:
+            return s.caller && s.server ? tr("caller, server")
+                   : s.server           ? tr("server")
+                   : s.caller           ? tr("caller")
+                                        : QStringLiteral("\u2014");
         case Calls:
             return s.calls;
         case Retries:
@@ -54,7 +62,9 @@ QVariant InstanceTableModel::data(const QModelIndex& index, int role) const {
             return s.anomalies;
         }
     }
-    if (role == Qt::TextAlignmentRole && index.column() != Instance)
+    if (role == Qt::ToolTipRole && index.column() == Instance)
+        return plainTip(shownText(s.instance) + tr("\nDouble-click: its anomalies"));
+    if (role == Qt::TextAlignmentRole && index.column() != Instance && index.column() != Role)
         return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::DecorationRole && index.column() == Instance)
         return instanceColor(qs(s.instance));
@@ -67,7 +77,10 @@ QVariant InstanceTableModel::headerData(int section, Qt::Orientation o, int role
     if (role == Qt::ToolTipRole) {
         switch (section) {
         case Instance:
-            return tr("A caller instance, from caller events and the attempts' source_instance");
+            return tr("An instance: callers from caller events and the attempts' source_instance, "
+                      "servers from the receipts' sourceInstance");
+        case Role:
+            return tr("caller (sends requests), server (answers them), or both");
         case Calls:
             return tr("CallIds this instance acted on");
         case Retries:
@@ -87,6 +100,8 @@ QVariant InstanceTableModel::headerData(int section, Qt::Orientation o, int role
     switch (section) {
     case Instance:
         return tr("Instance");
+    case Role:
+        return tr("Role");
     case Calls:
         return tr("Calls");
     case Retries:
@@ -115,9 +130,30 @@ InstancesView::InstancesView(QWidget* parent)
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setColumnWidth(0, 240);
     for (int c = 1; c < InstanceTableModel::ColumnCount - 1; ++c)
-        m_table->setColumnWidth(c, 140);
+        m_table->setColumnWidth(c, 120);
     m_table->setAlternatingRowColors(true);
-    auto* hint = new QLabel(tr("Select an instance to filter the anomalies to it."), this);
+    fixSortArrows(m_table->horizontalHeader());
+    auto* hint = new QLabel(tr("Callers and servers. Select an instance to filter the anomalies "
+                               "to it; double-click to see them."),
+                            this);
+    hint->setWordWrap(true);
+    connect(m_table, &QTableView::doubleClicked, this, [this](const QModelIndex& i) {
+        emit anomaliesRequested(i.siblingAtColumn(0).data(InstanceTableModel::SortRole).toString());
+    });
+    m_table->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(m_table, &QWidget::customContextMenuRequested, this, [this](const QPoint& pos) {
+        const QModelIndex i = m_table->indexAt(pos);
+        if (!i.isValid())
+            return;
+        const QString name = i.siblingAtColumn(0).data(InstanceTableModel::SortRole).toString();
+        auto* menu = new QMenu(this);
+        menu->setAttribute(Qt::WA_DeleteOnClose);
+        menu->addAction(tr("Show its &anomalies"), this,
+                        [this, name] { emit anomaliesRequested(name); });
+        menu->addAction(tr("&Copy the name"), this,
+                        [name] { QApplication::clipboard()->setText(name); });
+        menu->popup(m_table->viewport()->mapToGlobal(pos));
+    });
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(hint);
     layout->addWidget(m_table, 1);

@@ -15,6 +15,7 @@ class InstanceTableModel : public QAbstractTableModel {
 public:
     enum Column {
         Instance,
+        Role,
         Calls,
         Retries,
         DuplicateCallers,
@@ -44,6 +45,8 @@ public:
 
 signals:
     void instanceSelected(const QString& instance); // "" when cleared
+    // Double-click or the context menu: the anomalies naming it, on their tab.
+    void anomaliesRequested(const QString& instance);
 
 private:
     InstanceTableModel* m_model;

@@ -3,10 +3,12 @@
 #include "models/detection_engine.h"
 #include "views/anomalies_view.h"
 #include "views/anomaly_table_model.h"
+#include "views/clock.h"
 #include "views/drilldown_view.h"
 #include "views/instances_view.h"
 #include "views/overview_view.h"
 #include "views/palette.h"
+#include "views/report_renderer.h"
 #include "views/theme.h"
 
 #include <QActionGroup>
@@ -49,6 +51,44 @@ QString dot(bool ok, bool configured = true) {
                          : QStringLiteral("#d13b3b"));
 }
 
+// Each state its colour: green live, amber lagging or quiet, blue on its
+// way, red down, grey not read.
+QString stateDot(SourceState state) {
+    const char* colour = "#8a8f98";
+    switch (state) {
+    case SourceState::Live:
+        colour = "#2ea04f";
+        break;
+    case SourceState::Lagging:
+    case SourceState::Quiet:
+        colour = "#e08a1e";
+        break;
+    case SourceState::Connecting:
+    case SourceState::Loading:
+        colour = "#3d8ed9";
+        break;
+    case SourceState::Down:
+        colour = "#d13b3b";
+        break;
+    case SourceState::NotRead:
+        break;
+    }
+    return QStringLiteral("<span style=\"color:%1\">\u25cf</span>").arg(QLatin1String(colour));
+}
+
+QString sourceName(const std::string& source) {
+    return source == "postgres" ? QStringLiteral("PostgreSQL") : QStringLiteral("Kafka");
+}
+
+QString ago(EpochMillis t, EpochMillis now) {
+    return t == kNoTime ? QStringLiteral("never")
+                        : QStringLiteral("%1 ago (%2)")
+                              .arg(humanDuration(now - t), displayDateTime(t, TimeDetail::Seconds) +
+                                                               QLatin1Char(' ') + zoneLabel(t));
+}
+
+const QString kZoneKey = QStringLiteral("view/zone");
+
 } // namespace
 
 MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
@@ -79,7 +119,8 @@ MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
     bar->addSeparator();
     m_search->setPlaceholderText(tr("callId or bizNo  (Ctrl+F)"));
     m_search->setClearButtonEnabled(true);
-    m_search->setMaximumWidth(360);
+    m_search->setMaximumWidth(300);
+    m_search->setMinimumWidth(160);
     bar->addWidget(m_search);
     bar->addSeparator();
     for (QLabel* l : {m_postgres, m_kafka, m_rejected})
@@ -89,14 +130,29 @@ MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
     bar->addWidget(m_postgres);
     bar->addWidget(new QLabel(QStringLiteral("  "), this));
     bar->addWidget(m_kafka);
-    bar->addWidget(new QLabel(QStringLiteral("  "), this));
-    bar->addWidget(m_rejected);
     m_status->setTextFormat(Qt::PlainText); // server errors quote data
+    // One line that never widens the window: long text is cut, whole in the tooltip.
+    m_status->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     statusBar()->addWidget(m_status, 1);
+    // Outages in a banner over the status bar: it appears at once and moves
+    // nothing (no layout makes room for it).
+    m_banner = new QLabel(this);
+    m_banner->setObjectName(QStringLiteral("outageBanner"));
+    m_banner->setTextFormat(Qt::PlainText);
+    m_banner->setAutoFillBackground(true);
+    m_banner->setStyleSheet(QStringLiteral(
+        "QLabel#outageBanner { background: #b42318; color: white; padding: 4px 8px; }"));
+    m_banner->hide();
+    {
+        DisplayZone zone = DisplayZone::Utc;
+        parseZoneKey(QSettings().value(kZoneKey).toString(), zone);
+        setDisplayZone(zone);
+    }
     m_detectionsOff->setTextFormat(Qt::PlainText);
     m_detectionsOff->setObjectName(QStringLiteral("detectionsOff"));
     m_detectionsOff->hide();
     statusBar()->addPermanentWidget(m_detectionsOff);
+    statusBar()->addPermanentWidget(m_rejected); // what was lost on the way in
 
     createMenus();
     bar->addSeparator();
@@ -119,6 +175,10 @@ MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
         m_anomalies->setInstanceFilter(inst);
         if (!inst.isEmpty())
             statusBar()->showMessage(tr("Anomalies filtered to %1").arg(inst), 4000);
+    });
+    connect(m_instances, &InstancesView::anomaliesRequested, this, [this](const QString& inst) {
+        m_anomalies->setInstanceFilter(inst);
+        showTab(AnomaliesTab);
     });
     connect(m_window, &QComboBox::activated, this, [this](int i) {
         qint64 ms = m_window->itemData(i).toLongLong();
@@ -343,6 +403,16 @@ void MainWindow::createMenus() {
         a->setChecked(currentTheme() == theme);
         themes->addAction(a);
     }
+    QMenu* zoneMenu = view->addMenu(tr("Time &zone"));
+    auto* zones = new QActionGroup(this);
+    for (const auto& [zone, label] :
+         {std::pair{DisplayZone::Utc, tr("&UTC")}, std::pair{DisplayZone::Local, tr("&Local")}}) {
+        QAction* a = zoneMenu->addAction(label, this, [this, z = zone] { setZone(z); });
+        a->setCheckable(true);
+        a->setChecked(displayZone() == zone);
+        a->setObjectName(QStringLiteral("zone-") + zoneKey(zone));
+        zones->addAction(a);
+    }
     view->addSeparator();
     QAction* full = view->addAction(
         tr("&Full screen"), this, [this] { setWindowState(windowState() ^ Qt::WindowFullScreen); });
@@ -354,6 +424,25 @@ void MainWindow::createMenus() {
           m_search->setFocus();
           m_search->selectAll();
       })->setShortcut(QKeySequence::Find);
+    // Back and forward across the drill-downs: the window's actions hold the
+    // keys (the view's own shortcuts would make them ambiguous).
+    m_drilldown->setHistoryShortcutsEnabled(false);
+    QAction* back = go->addAction(tr("&Back"), this, [this] {
+        showTab(DrilldownTab);
+        m_drilldown->back();
+    });
+    back->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Left));
+    QAction* forward = go->addAction(tr("F&orward"), this, [this] {
+        showTab(DrilldownTab);
+        m_drilldown->forward();
+    });
+    forward->setShortcut(QKeySequence(Qt::ALT | Qt::Key_Right));
+    const auto history = [this, back, forward] {
+        back->setEnabled(m_drilldown->canGoBack());
+        forward->setEnabled(m_drilldown->canGoForward());
+    };
+    connect(m_drilldown, &DrilldownView::historyChanged, this, history);
+    history();
     m_recentCalls = go->addMenu(tr("&Recent callIds"));
 
     // Help
@@ -435,6 +524,14 @@ QDialog* MainWindow::showShortcuts() {
     return m_shortcuts;
 }
 
+void MainWindow::restart(qint64 windowMs) {
+    m_pending.clear();
+    m_lastStats.reset();
+    m_anomalyModel->clear();
+    m_anomalyModel->setWindow(windowMs);
+    m_anomalies->refreshCounts();
+}
+
 void MainWindow::setWindowChoice(const QString& label) {
     const int i = m_window->findText(label);
     if (i >= 0)
@@ -465,6 +562,35 @@ void MainWindow::setStatus(const QString& message) {
     QString line = message;
     line.replace(QLatin1Char('\n'), QLatin1Char(' '));
     m_status->setText(shownText(line.toStdString()));
+    m_status->setToolTip(plainTip(m_status->text()));
+}
+
+void MainWindow::setZone(DisplayZone zone) {
+    setDisplayZone(zone);
+    QSettings().setValue(kZoneKey, zoneKey(zone));
+    for (QAction* a : findChildren<QAction*>())
+        if (a->objectName().startsWith(QLatin1String("zone-")))
+            a->setChecked(a->objectName() == QStringLiteral("zone-") + zoneKey(zone));
+    m_anomalyModel->setNow(nowMillis());         // times in the table are redrawn
+    if (!m_drilldown->currentCallId().isEmpty()) // drawn again in the new zone
+        m_drilldown->lookup(m_drilldown->currentCallId());
+    emit zoneChanged();
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event) {
+    QMainWindow::resizeEvent(event);
+    placeBanner();
+}
+
+void MainWindow::placeBanner() {
+    // Over the status bar, whose height is always there: nothing moves.
+    const QRect area = statusBar()->geometry();
+    const int h = std::max(area.height(), m_banner->sizeHint().height());
+    m_banner->setGeometry(area.left(), area.bottom() - h + 1, area.width(), h);
+    // The text is one line, cut to the width; the whole of it is the tooltip.
+    m_banner->setText(
+        m_banner->fontMetrics().elidedText(m_bannerText, Qt::ElideRight, area.width() - 24));
+    m_banner->raise();
 }
 
 void MainWindow::showFatal(const QString& message) {
@@ -507,7 +633,12 @@ void MainWindow::exportReport(int scope) {
         ids << m_drilldown->currentCallId();
     }
     const QString path = QFileDialog::getSaveFileName(
-        this, tr("Export report"), QStringLiteral("callscope-report.pdf"),
+        this, tr("Export report"),
+        defaultReportName(scope == 1 ? ids.front()
+                          : scope == 0
+                              ? (ids.size() == 1 ? ids.front() : QStringLiteral("anomalies"))
+                              : QStringLiteral("window"),
+                          nowMillis(), QStringLiteral("pdf")),
         tr("PDF (*.pdf);;HTML (*.html);;JSON (*.json)"));
     if (path.isEmpty())
         return;
@@ -574,23 +705,55 @@ void MainWindow::applyPending() {
 }
 
 void MainWindow::updateHealth(const DashboardSnapshot& s) {
+    QStringList outages;
     for (const SourceHealth& src : s.sources) {
         QLabel* l = src.source == "postgres" ? m_postgres
                     : src.source == "kafka"  ? m_kafka
                                              : nullptr;
         if (!l)
             continue;
-        QString text = dot(src.connected, src.configured) +
-                       (src.source == "postgres" ? tr(" PostgreSQL") : tr(" Kafka"));
-        if (src.source == "kafka" && src.connected && src.lag > 0)
-            text += tr(" (lag %1)").arg(src.lag);
-        l->setText(text);
+        const EpochMillis now = s.at;
+        // The state in a word next to the name; the tooltip has the rest.
+        QString word = qs(toString(src.state));
+        if (src.state == SourceState::Loading && src.loadPercent >= 0)
+            word += QStringLiteral(" %1%").arg(src.loadPercent);
+        if (src.state == SourceState::Lagging && src.readTo != kNoTime)
+            word += QLatin1Char(' ') + humanDuration(now - src.readTo);
+        l->setText(stateDot(src.state) + QLatin1Char(' ') + sourceName(src.source) +
+                   QStringLiteral(" <small>") + word.toHtmlEscaped() + QStringLiteral("</small>"));
         QStringList tip;
-        if (src.configured)
-            tip << (src.connected ? tr("connected") : shownText(src.lastError));
+        tip << tr("%1: %2 since %3").arg(sourceName(src.source), word, ago(src.since, now));
+        if (src.configured && src.state != SourceState::NotRead) {
+            tip << tr("last new data: %1").arg(ago(src.lastDataAt, now));
+            if (src.readTo != kNoTime)
+                tip << tr("read up to: %1").arg(ago(src.readTo, now));
+            if (src.source == "kafka" && src.lag > 0)
+                tip << tr("lag: %1 messages").arg(src.lag);
+            if (src.state == SourceState::Quiet)
+                tip << tr("quiet: nothing new for longer than quiet_after; the source answers, "
+                          "but the system may have stopped writing");
+            if (!src.lastError.empty())
+                tip << tr("last error (%1): %2")
+                           .arg(ago(src.lastErrorAt, now), shownText(src.lastError));
+        }
         for (const QString& line : qs(src.note).split(QLatin1Char('\n'), Qt::SkipEmptyParts))
             tip << shownText(line.toStdString()); // our lines; data in them escaped
         l->setToolTip(plainTip(tip.join(QLatin1Char('\n'))));
+        if (src.state == SourceState::Down)
+            outages << tr("%1 is down since %2 %3: %4 \u2014 retrying")
+                           .arg(sourceName(src.source),
+                                displayTimeOfDay(src.since, TimeDetail::Seconds),
+                                zoneLabel(src.since), shownText(src.lastError));
+    }
+    QString banner = outages.join(QStringLiteral("  \u2022  "));
+    if (!banner.isEmpty() && outages.size() < 2)
+        banner += tr(". What the other source reads is shown; figures that need this one are "
+                     "marked stale.");
+    if (banner != m_bannerText) {
+        m_bannerText = banner;
+        m_banner->setToolTip(plainTip(banner));
+        m_banner->setVisible(!banner.isEmpty());
+        placeBanner();
     }
     if (m_lastStats) {
         std::int64_t lost = 0;

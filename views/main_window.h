@@ -3,6 +3,7 @@
 // one tab per surface of SPEC §4.1. Snapshots from the model thread arrive at
 // any rate; the window applies them at most 20 times a second.
 #include "models/dashboard_data.h"
+#include "views/clock.h"
 
 #include <QMainWindow>
 
@@ -35,6 +36,10 @@ public:
     ~MainWindow() override;
 
     void setWindowChoice(const QString& label); // shown in the toolbar
+    // A new model thread starts over `windowMs` before now (0 = live): what
+    // the previous one found is dropped (its anomalies are numbered afresh),
+    // and a relative window slides from now on.
+    void restart(qint64 windowMs);
     void showTab(Tab tab);
     void openCall(const QString& query);
     // The sources shown in the title, and the config file they came from ("" for
@@ -64,6 +69,7 @@ public slots:
     void takeCall(std::shared_ptr<const CallDetail> detail);
     void setStatus(const QString& message);
     void showFatal(const QString& message);
+    void setZone(DisplayZone zone); // View > Time zone (remembered)
 
 signals:
     void callRequested(const QString& query, quint64 generation);
@@ -72,6 +78,7 @@ signals:
     void reportRequested(const QStringList& callIds, const QString& path, bool includePayloads);
     void cancelReportRequested();
     void configRequested(const QString& path); // File > Open config or Recent
+    void zoneChanged();
 
 public slots:
     void reportProgress(int done, int total);
@@ -79,12 +86,14 @@ public slots:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void showPlain(int icon, const QString& title, const QString& text);
     void applyPending();
     void exportReport(int scope); // 0 selected anomalies, 1 current drill-down, 2 everything
     void updateHealth(const DashboardSnapshot& s);
+    void placeBanner();
     void createMenus();
     void restoreLayout();
     void rememberCall(const QString& callId);
@@ -104,6 +113,8 @@ private:
     QLabel* m_rejected;
     QLabel* m_status;
     QLabel* m_detectionsOff;
+    QLabel* m_banner;     // an outage, over the status bar
+    QString m_bannerText; // its whole text
     QTimer* m_flushTimer;
     QProgressDialog* m_reportProgress = nullptr;
     QMenu* m_recentConfigs = nullptr;

@@ -1,5 +1,6 @@
 #include "views/overview_view.h"
 
+#include "views/clock.h"
 #include "views/palette.h"
 #include "views/theme.h"
 
@@ -13,6 +14,7 @@
 #include <QEvent>
 #include <QFrame>
 #include <QGridLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineSeries>
 #include <QValueAxis>
@@ -64,6 +66,7 @@ QWidget* OverviewView::tile(const QString& title, QLabel** value) {
     auto* l = new QVBoxLayout(frame);
     auto* t = new QLabel(title, frame);
     *value = new QLabel(QStringLiteral("\u2014"), frame);
+    m_captions[*value] = t;
     QFont f = (*value)->font();
     f.setPointSizeF(f.pointSizeF() * 1.8);
     f.setBold(true);
@@ -106,6 +109,7 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
     const char* names[4] = {"receipts", "attempts", "caller events", "record changes"};
     m_throughputX = new QDateTimeAxis;
     m_throughputX->setFormat(QStringLiteral("HH:mm:ss"));
+    m_throughputX->setTickCount(5);
     m_throughputY = new QValueAxis;
     m_throughputY->setLabelFormat(QStringLiteral("%.0f"));
     m_throughputChart->addAxis(m_throughputX, Qt::AlignBottom);
@@ -130,6 +134,9 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
     auto* cats = new QBarCategoryAxis;
     for (const char* n : kAgeBucketNames)
         cats->append(QString::fromUtf8(n));
+    QFont small = cats->labelsFont();
+    small.setPointSizeF(small.pointSizeF() * 0.78); // eight buckets fit at 1024 px
+    cats->setLabelsFont(small);
     m_agesY = new QValueAxis;
     m_agesY->setLabelFormat(QStringLiteral("%.0f"));
     ageChart->addAxis(cats, Qt::AlignBottom);
@@ -140,9 +147,19 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
 
     m_anomalyChart = new QChart;
     styleChart(m_anomalyChart, tr("Open anomalies by kind"));
-    m_anomalyChart->legend()->setAlignment(Qt::AlignRight);
+    // The legend is a widget of its own: QtCharts drops entries that do not
+    // fit, and every kind seen must stay named with its colour and count.
+    m_anomalyChart->legend()->hide();
+    m_anomalyLegend = new QLabel(this);
+    m_anomalyLegend->setObjectName(QStringLiteral("anomalyLegend"));
+    m_anomalyLegend->setTextFormat(Qt::RichText); // our kind names and counts only
+    m_anomalyLegend->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+    // Never narrower than its names: the chart gives way instead.
+    m_anomalyLegend->setSizePolicy(QSizePolicy::Minimum, QSizePolicy::Preferred);
+    m_anomalyLegend->setText(tr("no anomalies yet"));
     m_anomalyX = new QDateTimeAxis;
     m_anomalyX->setFormat(QStringLiteral("HH:mm:ss"));
+    m_anomalyX->setTickCount(4);
     m_anomalyY = new QValueAxis;
     m_anomalyY->setLabelFormat(QStringLiteral("%.0f"));
     m_anomalyChart->addAxis(m_anomalyX, Qt::AlignBottom);
@@ -151,7 +168,11 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
     auto* charts = new QGridLayout;
     charts->addWidget(viewOf(m_throughputChart, this), 0, 0, 1, 2);
     charts->addWidget(viewOf(ageChart, this), 1, 0);
-    charts->addWidget(viewOf(m_anomalyChart, this), 1, 1);
+    auto* anomalies = new QHBoxLayout;
+    anomalies->setSpacing(2);
+    anomalies->addWidget(viewOf(m_anomalyChart, this), 1);
+    anomalies->addWidget(m_anomalyLegend);
+    charts->addLayout(anomalies, 1, 1);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(tiles);
     layout->addLayout(charts, 1);
@@ -162,8 +183,41 @@ void OverviewView::changeEvent(QEvent* event) {
     if (event->type() != QEvent::PaletteChange)
         return;
     for (QChart* c : {m_throughputChart, m_ageChart, m_anomalyChart})
-        themeChart(c);
+        themeChart(c); // (a theme sets its own series colours: ours go back on)
     m_ages->setColor(stateColor("PROCESSING"));
+    for (const auto& [kind, series] : m_anomalySeries)
+        series->setColor(kindColor(static_cast<std::size_t>(kind)));
+    for (QAbstractAxis* axis : m_ageChart->axes(Qt::Horizontal)) { // the theme reset its font
+        QFont small = axis->labelsFont();
+        small.setPointSizeF(QFont().pointSizeF() * 0.78);
+        axis->setLabelsFont(small);
+    }
+}
+
+void OverviewView::setSources(const std::vector<SourceHealth>& sources) {
+    for (const SourceHealth& h : sources) {
+        if (!h.configured)
+            continue;
+        QString why;
+        if (h.state == SourceState::Down)
+            why = tr("%1 is down since %2 %3")
+                      .arg(h.source == "postgres" ? tr("PostgreSQL") : tr("Kafka"))
+                      .arg(displayDateTime(h.since, TimeDetail::Seconds))
+                      .arg(zoneLabel(h.since));
+        else if (h.state == SourceState::Connecting || h.state == SourceState::Loading)
+            why = tr("%1 is still loading the window")
+                      .arg(h.source == "postgres" ? tr("PostgreSQL") : tr("Kafka"));
+        (h.source == "postgres" ? m_pgOut : m_kafkaOut) = why;
+    }
+    showFigures();
+}
+
+void OverviewView::markStale(QLabel* value, const QString& why) {
+    value->setText(QStringLiteral("\u2014"));
+    value->setToolTip(tr("Stale: %1. The figure comes back when it is read again.").arg(why));
+    if (QLabel* caption = m_captions[value])
+        caption->setText(caption->text().section(QStringLiteral(" \u26a0"), 0, 0) +
+                         QStringLiteral(" \u26a0 stale"));
 }
 
 void OverviewView::setNotRead(bool records, bool attempts, bool receipts) {
@@ -191,30 +245,74 @@ void OverviewView::setNotRead(bool records, bool attempts, bool receipts) {
         off(m_receipts, tr("No receipt topics are read (kafka.receipt_topics is empty)"));
 }
 
-void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>& openByKind,
-                          const std::array<int, 3>& openBySeverity) {
-    m_critical->setText(QString::number(openBySeverity[2]));
-    m_warning->setText(QString::number(openBySeverity[1]));
-    m_info->setText(QString::number(openBySeverity[0]));
-    if (!s.statsIncluded)
-        return;
-    const auto show = [&](QLabel* l, const QString& text) {
-        if (std::find(m_notRead.begin(), m_notRead.end(), l) == m_notRead.end())
-            l->setText(text);
+void OverviewView::showFigures() {
+    const auto show = [&](QLabel* l, const QString& text, const QString& out) {
+        if (std::find(m_notRead.begin(), m_notRead.end(), l) != m_notRead.end())
+            return;
+        if (!out.isEmpty() || !m_last.statsIncluded) {
+            markStale(l, out.isEmpty() ? tr("not read yet") : out);
+            return;
+        }
+        l->setText(text);
+        l->setToolTip({});
+        if (QLabel* caption = m_captions[l])
+            caption->setText(caption->text().section(QStringLiteral(" \u26a0"), 0, 0));
     };
-    show(m_processing, QString::number(s.recordsByStatus[0]));
-    show(m_success, QString::number(s.recordsByStatus[1]));
-    show(m_failed, QString::number(s.recordsByStatus[2]));
-    show(m_receipts, QString::number(s.receiptsPerSec, 'f', 1));
-    show(m_attempts, QString::number(s.attemptsPerSec, 'f', 1));
-    m_calls->setText(QString::number(s.calls));
-    m_rejected->setText(QString::number(s.rejected));
+    const DashboardSnapshot& s = m_last;
+    show(m_processing, QString::number(s.recordsByStatus[0]), m_pgOut);
+    show(m_success, QString::number(s.recordsByStatus[1]), m_pgOut);
+    show(m_failed, QString::number(s.recordsByStatus[2]), m_pgOut);
+    show(m_attempts, QString::number(s.attemptsPerSec, 'f', 1), m_pgOut);
+    show(m_receipts, QString::number(s.receiptsPerSec, 'f', 1), m_kafkaOut);
+    // Anomalies and calls come from both: shown, but marked partial while
+    // one source is out, and "—" until the window is judged.
+    const QString out = !m_pgOut.isEmpty() && !m_kafkaOut.isEmpty()
+                            ? QString(m_pgOut + QStringLiteral("; ") + m_kafkaOut)
+                            : QString(m_pgOut + m_kafkaOut);
+    const auto partial = [&](QLabel* l, int n) {
+        if (!m_judged) {
+            markStale(l, tr("the window is still being loaded"));
+            return;
+        }
+        l->setText(QString::number(n));
+        QLabel* caption = m_captions[l];
+        const QString base = caption->text().section(QStringLiteral(" \u26a0"), 0, 0);
+        if (out.isEmpty()) {
+            caption->setText(base);
+            l->setToolTip({});
+        } else {
+            caption->setText(base + QStringLiteral(" \u26a0 partial"));
+            l->setToolTip(
+                tr("Partial: %1; what depends on it cannot be detected meanwhile.").arg(out));
+        }
+    };
+    partial(m_critical, m_bySeverity[2]);
+    partial(m_warning, m_bySeverity[1]);
+    partial(m_info, m_bySeverity[0]);
+    if (s.statsIncluded) {
+        m_calls->setText(QString::number(s.calls));
+        m_rejected->setText(QString::number(s.rejected));
+    }
     if (!s.rejectedSamples.empty()) {
         QStringList tip;
         for (const auto& x : s.rejectedSamples)
             tip << shownText(x);
         m_rejected->setToolTip(plainTip(tip.join(QLatin1Char('\n'))));
     }
+}
+
+void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>& openByKind,
+                          const std::array<int, 3>& openBySeverity) {
+    m_byKind = openByKind;
+    m_bySeverity = openBySeverity;
+    m_judged = s.windowJudged;
+    if (s.statsIncluded) {
+        m_last = s;
+        m_last.changes.clear();
+    }
+    setSources(s.sources); // shows the figures
+    if (!s.statsIncluded)
+        return;
 
     m_points.push_back(
         {s.at, {s.receiptsPerSec, s.attemptsPerSec, s.callerEventsPerSec, s.recordsPerSec}});
@@ -225,14 +323,16 @@ void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>&
         QList<QPointF> pts;
         pts.reserve(static_cast<qsizetype>(m_points.size()));
         for (const Point& p : m_points) {
-            pts.append(QPointF(double(p.at), p.values[k]));
+            pts.append(QPointF(double(chartMillis(p.at)), p.values[k]));
             top = std::max(top, p.values[k]);
         }
         m_throughput[k]->replace(pts); // one bulk update per series
     }
     const EpochMillis first = m_points.front().at;
-    m_throughputX->setRange(QDateTime::fromMSecsSinceEpoch(first),
-                            QDateTime::fromMSecsSinceEpoch(std::max(s.at, first + 10'000)));
+    m_throughputX->setRange(
+        QDateTime::fromMSecsSinceEpoch(chartMillis(first)),
+        QDateTime::fromMSecsSinceEpoch(chartMillis(std::max(s.at, first + 10'000))));
+    m_throughputX->setTitleText(tr("time (%1)").arg(zoneLabel(s.at)));
     m_throughputY->setRange(0, top < 5 ? 5 : top * 1.1);
     m_throughputY->setTickType(QValueAxis::TicksDynamic);
     m_throughputY->setTickAnchor(0);
@@ -262,17 +362,30 @@ void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>&
             m_anomalyChart->addSeries(series);
             series->attachAxis(m_anomalyX);
             series->attachAxis(m_anomalyY);
+            series->setColor(kindColor(k));
         }
         QList<QPointF> pts;
         for (const auto& [at, counts] : m_anomalyPoints) {
-            pts.append(QPointF(double(at), counts[k]));
+            pts.append(QPointF(double(chartMillis(at)), counts[k]));
             anomalyTop = std::max(anomalyTop, counts[k]);
         }
         series->replace(pts);
     }
-    m_anomalyX->setRange(
-        QDateTime::fromMSecsSinceEpoch(m_anomalyPoints.front().first),
-        QDateTime::fromMSecsSinceEpoch(std::max(s.at, m_anomalyPoints.front().first + 10'000)));
+    m_anomalyX->setRange(QDateTime::fromMSecsSinceEpoch(chartMillis(m_anomalyPoints.front().first)),
+                         QDateTime::fromMSecsSinceEpoch(
+                             chartMillis(std::max(s.at, m_anomalyPoints.front().first + 10'000))));
+    m_anomalyX->setTitleText(tr("time (%1)").arg(zoneLabel(s.at)));
+    // The legend: every kind seen, in its colour, with its open count now.
+    QString legend = QStringLiteral("<table cellspacing=\"1\">");
+    for (const auto& [kind, series] : m_anomalySeries) {
+        const auto k = static_cast<std::size_t>(kind);
+        legend += QStringLiteral("<tr><td><span style=\"color:%1\">\u25a0</span></td>"
+                                 "<td>%2</td><td align=\"right\">&nbsp;%3</td></tr>")
+                      .arg(kindColor(k).name(), qs(kAnomalyKindNames[k]).toHtmlEscaped())
+                      .arg(openByKind[k]);
+    }
+    if (!m_anomalySeries.empty())
+        m_anomalyLegend->setText(legend + QStringLiteral("</table>"));
     m_anomalyY->setRange(0, anomalyTop < 5 ? 5 : anomalyTop * 1.15);
     m_anomalyY->setTickType(QValueAxis::TicksDynamic);
     m_anomalyY->setTickAnchor(0);

@@ -29,6 +29,11 @@ public:
     // Sources this deployment does not read: their tiles say "not read"
     // instead of zeros that would look like a quiet system.
     void setNotRead(bool records, bool attempts, bool receipts);
+    // The sources' states: a figure that depends on a source that is down
+    // (or still loading) shows "—" marked stale, never a zero; figures fed by
+    // both are marked partial.
+    void setSources(const std::vector<SourceHealth>& sources);
+    QLabel* anomalyLegend() const { return m_anomalyLegend; }
 
 protected:
     void changeEvent(QEvent* event) override;
@@ -39,7 +44,16 @@ private:
         EpochMillis at;
         double values[4];
     };
+    void showFigures();
+    void markStale(QLabel* value, const QString& why);
     std::vector<QLabel*> m_notRead; // tiles left alone by update()
+    QString m_pgOut, m_kafkaOut; // why PostgreSQL / Kafka figures are not current ("" if they are)
+    bool m_judged = false;       // the window has been judged
+    DashboardSnapshot m_last;    // the last 1 Hz figures
+    std::array<int, 11> m_byKind{};
+    std::array<int, 3> m_bySeverity{};
+    QLabel* m_anomalyLegend;
+    std::map<QLabel*, QLabel*> m_captions; // value -> its tile's title
     QLabel *m_processing, *m_success, *m_failed, *m_receipts, *m_attempts, *m_critical, *m_warning,
         *m_info, *m_calls, *m_rejected;
     QChart* m_throughputChart;

@@ -1,22 +1,30 @@
 #include "views/report_renderer.h"
 
+#include "models/domain.h"
 #include "views/call_html.h"
+#include "views/clock.h"
 #include "views/palette.h"
 #include "views/timeline_painter.h"
 
 #include <QBuffer>
 #include <QDateTime>
 #include <QFile>
+#include <QFontMetricsF>
 #include <QPainter>
+#include <QPainterPath>
 #include <QPalette>
 #include <QPdfWriter>
 #include <QSaveFile>
 #include <QSvgGenerator>
 #include <QTextDocument>
 #include <QTextOption>
+#include <QTimeZone>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
+#include <functional>
 
 #ifdef Q_OS_UNIX
 #include <sys/stat.h>
@@ -28,12 +36,47 @@ namespace {
 QString esc(const std::string& s) {
     return htmlText(s);
 }
-QString when(EpochMillis t) {
-    return t == kNoTime ? QStringLiteral("\u2014") : qs(formatIsoMillis(t));
+// Every time in a PDF or HTML report is in the display zone (views/clock.h),
+// which the header names; JSON reports stay ISO UTC.
+QString when(EpochMillis t, TimeDetail detail = TimeDetail::Millis) {
+    return displayDateTime(t, detail);
 }
 
-QString localTime(EpochMillis t) {
-    return QDateTime::fromMSecsSinceEpoch(t).toString(QStringLiteral("yyyy-MM-dd HH:mm:ss t"));
+// A time in a table: its cell never wraps (QTextDocument honours nowrap on a
+// cell, not on a span, by keeping the column at least as wide as the time).
+QString timeCell(EpochMillis t) {
+    return QStringLiteral("<td class=\"nw\">") + when(t) + QStringLiteral("</td>");
+}
+
+// The zone the report's times are in, as the header names it: one label, or
+// each one when a daylight-saving change falls within the report.
+QString zoneNames(const Report& r) {
+    QStringList names;
+    for (const EpochMillis t : {r.from, r.to, r.generatedAt})
+        if (t != kNoTime && !names.contains(zoneLabel(t)))
+            names << zoneLabel(t);
+    if (names.isEmpty())
+        names << zoneLabel();
+    return names.join(QStringLiteral(" / "));
+}
+
+// A redacted payload's note names the way to include payloads on the surface
+// the report came from: a GUI user has no command line to add a flag to.
+bool fromGui(const Report& r) {
+    return r.surface == "gui";
+}
+QString redactedNote(const Report& r) {
+    return fromGui(r) ? QStringLiteral(
+                            "[redacted \u2014 choose \u201cInclude payloads\u201d when exporting "
+                            "to show it]")
+                      : QString::fromUtf8(kRedacted);
+}
+QString payloadsSummary(const Report& r) {
+    if (r.payloadsIncluded)
+        return QStringLiteral("included");
+    return fromGui(r) ? QStringLiteral("redacted (choose \u201cInclude payloads\u201d when "
+                                       "exporting to include them)")
+                      : QStringLiteral("redacted (run with --include-payloads to include them)");
 }
 
 // A light palette for print, whatever the desktop's theme.
@@ -63,18 +106,372 @@ QSet<QString> outlinedOf(const ReportCall& c) {
 
 constexpr double kTimelineHeight = 200;
 
+// ---- tokens that must not wrap: callIds, digests (times: timeCell) ----
+
+enum class Token : std::uint8_t {
+    Cell,    // a callId in a table
+    Digest,  // a request digest
+    Heading, // the callId of a section heading
+    Line     // a value in running text (bizNo)
+};
+
+// Elides `s` to at most `chars` characters in the middle (both ends of an id
+// tell ids apart), never splitting a surrogate pair.
+QString elideChars(const QString& s, qsizetype chars) {
+    if (s.size() <= chars)
+        return s;
+    qsizetype head = chars / 2;
+    qsizetype tail = s.size() - (chars - 1 - head);
+    if (head > 0 && s.at(head - 1).isHighSurrogate())
+        --head;
+    if (tail < s.size() && s.at(tail).isLowSurrogate())
+        ++tail;
+    return s.left(head) + QChar(u'\u2026') + s.mid(tail);
+}
+
+// Writes a token from data escaped, and elided when it is too long to sit on
+// one line: in HTML by characters, the whole value in a title attribute; in
+// the PDF by its measured width (QTextDocument, left alone, would break it
+// anywhere to fit a column, and has no tooltips). The enclosing cell or span
+// carries class "nw" so the token never wraps.
+class TokenWriter {
+public:
+    TokenWriter() = default;                         // HTML
+    TokenWriter(const QFont& base, double bodyWidth) // PDF, sizes as in kPrintCss
+        : m_pdf(true), m_base(base), m_body(bodyWidth) {}
+    bool pdf() const { return m_pdf; }
+
+    QString operator()(std::string_view data, Token kind) const {
+        const QString shown = shownText(data);
+        if (m_pdf) {
+            QFont f = m_base;
+            double budget = 170;
+            switch (kind) {
+            case Token::Cell:
+                f.setPointSizeF(7.5);
+                break;
+            case Token::Digest:
+                f.setPointSizeF(6.5);
+                budget = 420;
+                break;
+            case Token::Heading:
+                f.setPointSizeF(13);
+                f.setBold(true);
+                budget = m_body - 90; // after "callId "
+                break;
+            case Token::Line:
+                f.setPointSizeF(9);
+                budget = m_body - 60;
+                break;
+            }
+            // QTextDocument lays out in the default resolution (it is given no
+            // paint device): measure in the same.
+            const QFontMetricsF fm(f);
+            const QString fitted = fm.horizontalAdvance(shown) <= budget
+                                       ? shown
+                                       : fm.elidedText(shown, Qt::ElideMiddle, budget);
+            return fitted.toHtmlEscaped();
+        }
+        const qsizetype chars = kind == Token::Cell ? 48 : kind == Token::Digest ? 80 : 96;
+        const QString fitted = elideChars(shown, chars);
+        if (fitted.size() == shown.size())
+            return shown.toHtmlEscaped();
+        return QStringLiteral("<span title=\"") + shown.toHtmlEscaped() + QStringLiteral("\">") +
+               fitted.toHtmlEscaped() + QStringLiteral("</span>");
+    }
+
+private:
+    bool m_pdf = false;
+    QFont m_base;
+    double m_body = 0;
+};
+
+// ---- the legend: band colours and marker shapes, once per report ----
+//
+// Drawn here with the shapes and colours of views/timeline_painter.cpp
+// (drawMarker, the band fill, the evidence outline), for the PDF and as
+// inline SVG for HTML.
+
+enum class Glyph : std::uint8_t {
+    Band,           // a state band in the state's colour
+    Marker,         // an attempt or receipt marker
+    Hollow,         // a duplicate: no fill
+    Thick,          // out of order: a thicker outline
+    Duration,       // an attempt's execution time
+    Mark,           // text drawn as the glyph ("v2", "↺", "×2")
+    EvidenceMarker, // the orange outline around a marker
+    EvidenceBand,   // the orange outline at a band's start
+    None            // text only
+};
+
+struct LegendItem {
+    Glyph glyph{};
+    std::string state; // the band's colour or the marker's shape
+    Lane lane{};
+    QString mark;
+    QString label;
+};
+
+struct LegendRow {
+    QString title;
+    std::vector<LegendItem> items;
+};
+
+QString wordsOf(std::string_view state) {
+    return qs(state).toLower().replace(QLatin1Char('_'), QLatin1Char(' '));
+}
+
+const std::vector<LegendRow>& legendRows() {
+    static const std::vector<LegendRow> rows = [] {
+        std::vector<LegendRow> v;
+        LegendRow server{QStringLiteral("server record"), {}};
+        server.items.push_back({Glyph::Band, "ABSENT", Lane::ServerRecord, {}, qs("ABSENT")});
+        for (const std::string_view s : kRecordStatusNames)
+            server.items.push_back({Glyph::Band, std::string(s), Lane::ServerRecord, {}, qs(s)});
+        server.items.push_back({Glyph::Band, "EXPIRED", Lane::ServerRecord, {}, qs("EXPIRED")});
+        v.push_back(std::move(server));
+
+        LegendRow caller{QStringLiteral("caller view"), {}};
+        for (const std::string_view s : kCallerStateNames)
+            caller.items.push_back({Glyph::Band, std::string(s), Lane::CallerView, {}, qs(s)});
+        v.push_back(std::move(caller));
+
+        LegendRow attempts{QStringLiteral("attempts"), {}};
+        for (const std::string_view s : kAttemptOutcomeNames)
+            attempts.items.push_back(
+                {Glyph::Marker, std::string(s), Lane::Attempt, {}, wordsOf(s)});
+        attempts.items.push_back(
+            {Glyph::Duration, "EXECUTED", Lane::Attempt, {}, QStringLiteral("execution time")});
+        v.push_back(std::move(attempts));
+
+        LegendRow receipts{QStringLiteral("receipts"), {}};
+        receipts.items.push_back({Glyph::Marker,
+                                  "SUCCESS",
+                                  Lane::Receipt,
+                                  {},
+                                  QStringLiteral("receipt (outline: its status colour)")});
+        receipts.items.push_back(
+            {Glyph::Mark, {}, Lane::Receipt, QStringLiteral("v2"), QStringLiteral("version")});
+        receipts.items.push_back({Glyph::Mark,
+                                  {},
+                                  Lane::Receipt,
+                                  QStringLiteral("\u21ba"),
+                                  QStringLiteral("out of order")});
+        receipts.items.push_back({Glyph::Mark,
+                                  {},
+                                  Lane::Receipt,
+                                  QStringLiteral("\u00d72"),
+                                  QStringLiteral("duplicate")});
+        v.push_back(std::move(receipts));
+
+        LegendRow markers{QStringLiteral("any marker"), {}};
+        markers.items.push_back(
+            {Glyph::Hollow, "EXECUTED", Lane::Attempt, {}, QStringLiteral("hollow: duplicate")});
+        markers.items.push_back({Glyph::Thick,
+                                 "EXECUTED",
+                                 Lane::Attempt,
+                                 {},
+                                 QStringLiteral("thick outline: out of order")});
+        markers.items.push_back(
+            {Glyph::None,
+             {},
+             Lane::Attempt,
+             {},
+             QStringLiteral(
+                 "fill: the source instance\u2019s colour (named under each timeline)")});
+        v.push_back(std::move(markers));
+
+        LegendRow evidence{QStringLiteral("evidence"), {}};
+        evidence.items.push_back({Glyph::EvidenceMarker,
+                                  "EXECUTED",
+                                  Lane::Attempt,
+                                  {},
+                                  QStringLiteral("orange outline: an event the anomaly rests on")});
+        evidence.items.push_back(
+            {Glyph::EvidenceBand,
+             "SUCCESS",
+             Lane::ServerRecord,
+             {},
+             QStringLiteral("at a band\u2019s start: a state change it rests on")});
+        v.push_back(std::move(evidence));
+        return v;
+    }();
+    return rows;
+}
+
+struct LegendLayout {
+    struct Placed {
+        const LegendItem* item = nullptr;
+        QRectF glyph, text;
+    };
+    std::vector<std::pair<QRectF, QString>> titles;
+    std::vector<Placed> items;
+    double height = 0;
+};
+
+constexpr double kLegendTitleWidth = 110; // the timeline's lane label column
+constexpr double kLegendLine = 20, kGlyphWidth = 24, kGlyphGap = 4, kItemGap = 14;
+const QColor kEvidenceOrange(0xff, 0x8c, 0x00);
+// Markers take their source instance's colour; the legend shows a neutral one.
+const QColor kSampleInstance(0x7f, 0x7f, 0x7f);
+
+QFont legendFont(QFont base) {
+    base.setPixelSize(9); // the size of the timelines' text, whatever the device
+    return base;
+}
+
+// Items flow left to right after the row's title and wrap under it.
+LegendLayout layoutLegend(const QFontMetricsF& fm, double width) {
+    LegendLayout out;
+    const double left = kLegendTitleWidth;
+    const double right = std::max(width, left + 200);
+    double y = 0;
+    for (const LegendRow& row : legendRows()) {
+        out.titles.push_back({QRectF(0, y, kLegendTitleWidth - 8, kLegendLine), row.title});
+        double x = left;
+        for (const LegendItem& it : row.items) {
+            const double glyph = it.glyph == Glyph::None ? 0 : kGlyphWidth + kGlyphGap;
+            const double text = std::ceil(fm.horizontalAdvance(it.label)) + 2;
+            if (x > left && x + glyph + text > right) {
+                x = left;
+                y += kLegendLine;
+            }
+            out.items.push_back({&it, QRectF(x, y, glyph - kGlyphGap, kLegendLine),
+                                 QRectF(x + glyph, y, text, kLegendLine)});
+            x += glyph + text + kItemGap;
+        }
+        y += kLegendLine;
+    }
+    out.height = y + 4;
+    return out;
+}
+
+// The marker shapes of timeline_painter.cpp's drawMarker.
+void drawMarkerShape(QPainter& p, const QPointF& c, const std::string& state, Lane lane, double r) {
+    if (lane == Lane::Receipt) {
+        QPainterPath tri;
+        tri.moveTo(c.x(), c.y() - r);
+        tri.lineTo(c.x() + r, c.y() + r * 0.8);
+        tri.lineTo(c.x() - r, c.y() + r * 0.8);
+        tri.closeSubpath();
+        p.drawPath(tri);
+        return;
+    }
+    if (state == "EXECUTED") {
+        p.drawEllipse(c, r, r);
+    } else if (state == "REOCCUPIED") {
+        QPolygonF d;
+        d << QPointF(c.x(), c.y() - r) << QPointF(c.x() + r, c.y()) << QPointF(c.x(), c.y() + r)
+          << QPointF(c.x() - r, c.y());
+        p.drawPolygon(d);
+    } else if (state == "REPLAYED") {
+        p.drawRect(QRectF(c.x() - r * 0.8, c.y() - r * 0.8, r * 1.6, r * 1.6));
+    } else if (state == "DIGEST_CONFLICT") {
+        p.drawLine(QPointF(c.x() - r, c.y() - r), QPointF(c.x() + r, c.y() + r));
+        p.drawLine(QPointF(c.x() - r, c.y() + r), QPointF(c.x() + r, c.y() - r));
+    } else { // IN_PROGRESS: a ring
+        p.save();
+        p.setBrush(Qt::NoBrush);
+        p.drawEllipse(c, r, r);
+        p.restore();
+    }
+}
+
+void drawGlyph(QPainter& p, const LegendItem& it, const QRectF& r, const QColor& text) {
+    const QPointF c = r.center();
+    const QRectF band(r.left() + 1, r.top() + 4, r.width() - 2, r.height() - 8);
+    const auto marker = [&](const QPointF& at, double width, bool hollow) {
+        p.setPen(QPen(it.lane == Lane::Receipt ? stateColor(it.state) : kSampleInstance.darker(140),
+                      width));
+        p.setBrush(hollow ? QBrush(Qt::NoBrush) : QBrush(kSampleInstance));
+        drawMarkerShape(p, at, it.state, it.lane, 5);
+    };
+    switch (it.glyph) {
+    case Glyph::Band: {
+        const QColor fill = stateColor(it.state);
+        p.setPen(QPen(fill.darker(130), 1));
+        p.setBrush(fill);
+        p.drawRect(band);
+        break;
+    }
+    case Glyph::Marker:
+        marker(c, 1.5, false);
+        break;
+    case Glyph::Hollow:
+        marker(c, 1.5, true);
+        break;
+    case Glyph::Thick:
+        marker(c, 2.5, false);
+        break;
+    case Glyph::Duration: {
+        const QPointF start(r.left() + 6, c.y());
+        p.setPen(QPen(kSampleInstance, 3, Qt::SolidLine, Qt::FlatCap));
+        p.drawLine(start, QPointF(r.right(), c.y()));
+        marker(start, 1.5, false);
+        break;
+    }
+    case Glyph::Mark:
+        p.setPen(text);
+        p.drawText(r, Qt::AlignCenter | Qt::TextDontClip, it.mark);
+        break;
+    case Glyph::EvidenceMarker:
+        p.setPen(QPen(kSampleInstance.darker(140), 1.5));
+        p.setBrush(kSampleInstance);
+        drawMarkerShape(p, c, it.state, it.lane, 4);
+        p.setPen(QPen(kEvidenceOrange, 2));
+        p.setBrush(Qt::NoBrush);
+        p.drawRoundedRect(QRectF(c.x() - 7, c.y() - 8, 14, 16), 3, 3);
+        break;
+    case Glyph::EvidenceBand: {
+        const QColor fill = stateColor(it.state);
+        const QRectF b = band.adjusted(7, 0, 0, 0);
+        p.setPen(QPen(fill.darker(130), 1));
+        p.setBrush(fill);
+        p.drawRect(b);
+        p.setPen(QPen(kEvidenceOrange, 2));
+        p.setBrush(Qt::NoBrush);
+        p.drawRect(QRectF(b.left() - 3, b.top() - 3, 6, b.height() + 6));
+        break;
+    }
+    case Glyph::None:
+        break;
+    }
+}
+
+void paintLegend(QPainter& p, const QPointF& at, const LegendLayout& l, const QFont& font) {
+    const QColor text = printPalette().color(QPalette::WindowText);
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing, true);
+    p.translate(at);
+    p.setFont(font);
+    for (const auto& [rect, title] : l.titles) {
+        p.setPen(text);
+        p.drawText(rect, Qt::AlignRight | Qt::AlignVCenter, title);
+    }
+    for (const LegendLayout::Placed& x : l.items) {
+        p.save();
+        drawGlyph(p, *x.item, x.glyph, text);
+        p.restore();
+        p.setPen(text);
+        p.drawText(x.text, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, x.item->label);
+    }
+    p.restore();
+}
+
 // ---- shared HTML fragments (the PDF lays them out with QTextDocument) ----
 
 QString summaryHtml(const Report& r) {
-    QString h = QStringLiteral("<h1>") + esc(r.title) + QStringLiteral("</h1><table class=meta>");
-    h += QStringLiteral("<tr><td>Window</td><td>") + when(r.from) + QStringLiteral(" \u2013 ") +
-         when(r.to) + QStringLiteral("</td></tr>");
-    h += QStringLiteral("<tr><td>Generated</td><td>") + when(r.generatedAt) + QStringLiteral(" (") +
-         localTime(r.generatedAt) + QStringLiteral(")</td></tr>");
+    QString h = QStringLiteral("<h1>") + esc(r.title) + QStringLiteral("</h1><p class=\"zone\">") +
+                QStringLiteral("Times in ") + zoneNames(r) +
+                QStringLiteral("</p><table class=meta>");
+    h += QStringLiteral("<tr><td>Window</td><td><span class=\"nw\">") + when(r.from) +
+         QStringLiteral("</span> \u2013 <span class=\"nw\">") + when(r.to) +
+         QStringLiteral("</span></td></tr>");
+    h += QStringLiteral("<tr><td>Generated</td><td><span class=\"nw\">") +
+         when(r.generatedAt, TimeDetail::Seconds) + QStringLiteral("</span></td></tr>");
     for (const auto& s : r.sources)
         h += QStringLiteral("<tr><td>Source</td><td>") + esc(s) + QStringLiteral("</td></tr>");
-    h += QStringLiteral("<tr><td>Payloads</td><td>") +
-         (r.payloadsIncluded ? QStringLiteral("included") : QStringLiteral("redacted")) +
+    h += QStringLiteral("<tr><td>Payloads</td><td>") + payloadsSummary(r) +
          QStringLiteral("</td></tr></table>");
     h += QStringLiteral(
         "<h2>Anomalies by kind</h2><table class=grid><tr><th>kind</th><th>critical</th>"
@@ -83,57 +480,180 @@ QString summaryHtml(const Report& r) {
     if (counts.empty())
         h += QStringLiteral("<tr><td colspan=4>none</td></tr>");
     for (const auto& [kind, c] : counts)
-        h += QStringLiteral("<tr><td>") + esc(kind) + QStringLiteral("</td><td>") +
+        h += QStringLiteral("<tr><td class=\"nw\">") + esc(kind) + QStringLiteral("</td><td>") +
              QString::number(c[2]) + QStringLiteral("</td><td>") + QString::number(c[1]) +
              QStringLiteral("</td><td>") + QString::number(c[0]) + QStringLiteral("</td></tr>");
     return h + QStringLiteral("</table>");
 }
 
-QString anomalyRowsHtml(const std::vector<Anomaly>& list, std::size_t from, std::size_t to,
-                        bool head) {
+// In the PDF each summary has a row of its own under its anomaly: beside
+// six columns that never wrap, QTextDocument would leave it a sliver and break
+// its words (and the short ones beside it) anywhere.
+QString anomalyRowsHtml(const std::vector<Anomaly>& list, EpochMillis now, std::size_t from,
+                        std::size_t to, bool head, const TokenWriter& token) {
+    const bool summaryBelow = token.pdf();
     QString h;
     if (head)
         h += QStringLiteral("<h2>Anomaly table</h2>");
-    h += QStringLiteral(
-        "<table class=grid><tr><th>severity</th><th>kind</th><th>state</th>"
-        "<th>callIds</th><th>instances</th><th>first event</th><th>summary</th></tr>");
+    h += QStringLiteral("<table class=grid><tr><th>severity</th><th>kind</th><th>state</th>"
+                        "<th>callIds</th><th>instances</th><th>first event</th>") +
+         (summaryBelow ? QString() : QStringLiteral("<th>summary</th>")) + QStringLiteral("</tr>");
     for (std::size_t i = from; i < to && i < list.size(); ++i) {
         const Anomaly& a = list[i];
         QStringList ids, inst;
         for (const auto& id : a.callIds)
-            ids << esc(id);
+            ids << token(id, Token::Cell);
         for (const auto& x : a.instances)
             inst << esc(x);
-        h += QStringLiteral("<tr><td style=\"color:") + severityColor(toString(a.severity)).name() +
-             QStringLiteral("\"><b>") + qs(toString(a.severity)) +
-             QStringLiteral("</b></td><td style=\"white-space:nowrap\">") + qs(toString(a.kind)) +
-             QStringLiteral("</td><td>") +
+        h += QStringLiteral("<tr><td class=\"nw\" style=\"color:") +
+             severityColor(toString(a.severity)).name() + QStringLiteral("\"><b>") +
+             qs(toString(a.severity)) + QStringLiteral("</b></td><td class=\"nw\">") +
+             qs(toString(a.kind)) + QStringLiteral("</td><td class=\"nw\">") +
              (a.open ? QStringLiteral("open") : QStringLiteral("resolved")) +
-             QStringLiteral("</td><td>") + ids.join(QStringLiteral("<br>")) +
+             QStringLiteral("</td><td class=\"nw\">") + ids.join(QStringLiteral("<br>")) +
              QStringLiteral("</td><td>") + inst.join(QStringLiteral("<br>")) +
-             QStringLiteral("</td><td>") + when(a.firstEventAt) + QStringLiteral("</td><td>") +
-             esc(a.summary) + QStringLiteral("</td></tr>");
+             QStringLiteral("</td>") + timeCell(a.firstEventAt);
+        if (summaryBelow)
+            h += QStringLiteral("</tr><tr><td colspan=6>") + liveSummary(a, now).toHtmlEscaped() +
+                 QStringLiteral("</td></tr>");
+        else
+            h += QStringLiteral("<td>") + liveSummary(a, now).toHtmlEscaped() +
+                 QStringLiteral("</td></tr>");
     }
     return h + QStringLiteral("</table>");
 }
 
-QString callHeadHtml(const ReportCall& c) {
+QString callHeadHtml(const ReportCall& c, const TokenWriter& token) {
     const CallTimeline& t = c.timeline;
-    QString h = QStringLiteral("<h2>callId ") + esc(t.callId) + QStringLiteral("</h2>");
+    QString h = QStringLiteral("<h2 class=\"nw\">callId ") + token(t.callId, Token::Heading) +
+                QStringLiteral("</h2>");
     if (!t.bizNo.empty())
-        h += QStringLiteral("<p>bizNo ") + esc(t.bizNo) + QStringLiteral("</p>");
-    return h + diagnosisHtml(c.diagnosis, CallHtmlStyle{true, {}});
+        h += QStringLiteral("<p>bizNo <span class=\"nw\">") + token(t.bizNo, Token::Line) +
+             QStringLiteral("</span></p>");
+    CallHtmlStyle style{true, {}};
+    style.callId = [&token](const std::string& id) -> QString {
+        return QStringLiteral("<span class=\"nw\">") + token(id, Token::Cell) +
+               QStringLiteral("</span>");
+    };
+    return h + diagnosisHtml(c.diagnosis, style);
 }
 
-QString reportTablesHtml(const ReportCall& c) {
-    return callTablesHtml(c.timeline, c.diagnosis, &c.resultSnapshot, CallHtmlStyle{true, {}});
+// Every state band of both lanes with its start and length, under the
+// timeline: the painter labels a band only when its name fits inside it, so
+// a short state would otherwise be a sliver without a name.
+QString statesHtml(const CallTimeline& t) {
+    EpochMillis lo = kNoTime, hi = kNoTime;
+    for (const StateBand& b : t.bands) {
+        if (b.from == kNoTime)
+            continue;
+        lo = lo == kNoTime ? b.from : std::min(lo, b.from);
+        hi = std::max(hi, b.from);
+    }
+    // The time of day is enough when the call's bands start within one day.
+    const bool oneDay =
+        lo == kNoTime || displayDateTime(lo).left(10) == displayDateTime(hi).left(10);
+    QString h;
+    for (const Lane lane : {Lane::ServerRecord, Lane::CallerView}) {
+        QStringList parts;
+        for (const StateBand& b : t.bands) {
+            if (b.lane != lane)
+                continue;
+            QString part = QStringLiteral("<span class=\"nw\">") + esc(b.state) + QLatin1Char(' ') +
+                           (oneDay ? displayTimeOfDay(b.from) : displayDateTime(b.from));
+            if (b.from != kNoTime && b.to != kNoTime && b.to >= b.from)
+                part += QStringLiteral(" (") + humanDuration(b.to - b.from) + QLatin1Char(')');
+            part += QStringLiteral("</span>");
+            parts << part;
+        }
+        if (parts.isEmpty())
+            continue;
+        h += QStringLiteral("<p class=\"states\"><b>") +
+             (lane == Lane::ServerRecord ? QStringLiteral("server record")
+                                         : QStringLiteral("caller view")) +
+             QStringLiteral(":</b> ") + parts.join(QStringLiteral(" \u2192 ")) +
+             QStringLiteral("</p>");
+    }
+    return h;
 }
 
+// The call's evidence, server record and lanes, as views/call_html.cpp writes
+// them for the drill-down, but in the report's own terms: times in the
+// display zone in cells that never wrap, callIds and digests that never wrap
+// (elided when too long), and a redaction note that fits the surface.
+QString reportTablesHtml(const Report& r, const ReportCall& c, const TokenWriter& token) {
+    const CallTimeline& t = c.timeline;
+    const auto none = [](int columns) -> QString {
+        return QStringLiteral("<tr><td colspan=%1>none</td></tr>").arg(columns);
+    };
+    QString h = QStringLiteral("<h3>Evidence</h3><table class=grid>"
+                               "<tr><th>time</th><th>callId</th><th>event</th></tr>");
+    if (c.diagnosis.evidence.empty())
+        h += none(3);
+    for (const Evidence& e : c.diagnosis.evidence)
+        h += QStringLiteral("<tr>") + timeCell(e.at) + QStringLiteral("<td class=\"nw\">") +
+             token(e.callId, Token::Cell) + QStringLiteral("</td><td>") + esc(e.what) +
+             QStringLiteral("</td></tr>");
+    h += QStringLiteral("</table><h3>Server record</h3>");
+    if (!t.record.present) {
+        h += QStringLiteral("<p>no record</p>");
+    } else {
+        // `cell` is the whole <td>: times and digests bring their own.
+        const auto row = [&h](const char* name, const QString& cell) {
+            h += QStringLiteral("<tr><td>") + QString::fromUtf8(name) + QStringLiteral("</td>") +
+                 cell + QStringLiteral("</tr>");
+        };
+        const auto plain = [](const QString& html) -> QString {
+            return QStringLiteral("<td>") + html + QStringLiteral("</td>");
+        };
+        h += QStringLiteral("<table class=grid>");
+        row("status", plain(QStringLiteral("<b>") + esc(t.record.status) + QStringLiteral("</b>")));
+        row("request digest", QStringLiteral("<td class=\"nw\"><span class=digest>") +
+                                  token(t.record.digest, Token::Digest) +
+                                  QStringLiteral("</span></td>"));
+        row("first source", plain(esc(t.record.firstSource)));
+        row("lock_version", plain(QString::number(t.record.lockVersion)));
+        row("created", timeCell(t.record.createdAt));
+        row("updated", timeCell(t.record.updatedAt));
+        row("expires", timeCell(t.record.expireAt));
+        QString snapshot;
+        if (c.resultSnapshot == kRedacted)
+            snapshot =
+                QStringLiteral("<i>") + redactedNote(r).toHtmlEscaped() + QStringLiteral("</i>");
+        else
+            snapshot = QStringLiteral("<tt>") + esc(c.resultSnapshot) + QStringLiteral("</tt>");
+        row("result_snapshot", plain(snapshot));
+        h += QStringLiteral("</table>");
+    }
+    const auto lane = [&](const char* title, Lane l) {
+        h += QStringLiteral("<h3>") + QString::fromUtf8(title) +
+             QStringLiteral("</h3><table class=grid><tr><th>time</th><th>event</th></tr>");
+        int n = 0;
+        for (const TimelineEntry& e : t.entries)
+            if (e.lane == l) {
+                ++n;
+                h += QStringLiteral("<tr>") + timeCell(e.at) + QStringLiteral("<td>") +
+                     esc(e.text) + QStringLiteral("</td></tr>");
+            }
+        if (!n)
+            h += none(2);
+        h += QStringLiteral("</table>");
+    };
+    lane("Attempts", Lane::Attempt);
+    lane("Receipts", Lane::Receipt);
+    lane("Caller events", Lane::CallerView);
+    return h;
+}
+
+// "nw" (no wrap) is set on cells, headings and spans: QTextDocument honours it
+// on a cell or block by keeping it on one line, and on a span by joining its
+// words with no-break spaces.
 const char* kPrintCss =
     "h1{font-size:16pt;} h2{font-size:13pt;margin-top:8px;} h3{font-size:10pt;margin-top:6px;}"
     "table.grid{border-collapse:collapse;} table.grid td, table.grid th{border:1px solid #bbb;"
-    "padding:2px 4px;font-size:7.5pt;} th{background:#eee;text-align:left;} "
+    "padding:2px 4px;font-size:7.5pt;} th{background:#eee;text-align:left;white-space:nowrap;} "
     ".digest{font-size:6.5pt;}"
+    "td.nw, th.nw, h2.nw, span.nw, p.nw{white-space:nowrap;}"
+    "p.states{font-size:7.5pt;margin-top:0px;margin-bottom:2px;}"
     "table.meta td{padding:1px 6px;font-size:9pt;} p, li{font-size:9pt;}";
 
 // ---- PDF: blocks laid out down the page, a header and page numbers ----
@@ -154,12 +674,16 @@ public:
         decorate();
     }
     bool ok() const { return m_painter.isActive(); }
+    TokenWriter tokens() const { return TokenWriter(m_font, m_body.width()); }
 
     void html(const QString& html, bool keepWhole = true) {
         QTextDocument doc;
         doc.setDefaultStyleSheet(QString::fromUtf8(kPrintCss));
         QTextOption opt;
-        opt.setWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere); // long callIds wrap
+        // Free text (summaries, events, sources) may hold a word longer than a
+        // column: it breaks anywhere rather than running off the page. Times,
+        // callIds and digests sit in "nw" cells, sized to fit, and never do.
+        opt.setWrapMode(QTextOption::WrapAtWordBoundaryOrAnywhere);
         doc.setDefaultTextOption(opt);
         doc.setDocumentMargin(0);
         doc.setDefaultFont(m_font);
@@ -183,6 +707,17 @@ public:
         m_y += 6;
     }
 
+    // The legend with its heading, kept on one page.
+    void legend() {
+        const QFont f = legendFont(m_font);
+        const LegendLayout l = layoutLegend(QFontMetricsF(f), m_body.width());
+        if (m_y + l.height + 50 > m_body.bottom() && m_y > m_body.top()) // with its heading
+            newPage();
+        html(QStringLiteral("<h2>Legend</h2>"));
+        paintLegend(m_painter, QPointF(m_body.left(), m_y), l, f);
+        m_y += l.height + 6;
+    }
+
     void timeline(const ReportCall& c) {
         if (m_y + kTimelineHeight > m_body.bottom())
             newPage();
@@ -193,6 +728,7 @@ public:
         m_painter.setFont(f);
         paintTimeline(m_painter, layout, c.timeline, fitted(c.timeline, layout.serverLane.width()),
                       outlinedOf(c), printPalette());
+        m_painter.setFont(m_font);
         m_y += kTimelineHeight + 4;
     }
 
@@ -210,11 +746,19 @@ private:
         m_painter.save();
         m_painter.setFont(f);
         m_painter.setPen(QColor(0x55, 0x55, 0x55));
-        m_painter.drawText(QRectF(m_page.left(), m_page.top(), m_page.width(), 16),
+        const QString window = when(m_report.from) + QStringLiteral(" \u2013 ") +
+                               when(m_report.to) + QStringLiteral(" (") + zoneNames(m_report) +
+                               QLatin1Char(')');
+        const QRectF line(m_page.left(), m_page.top(), m_page.width(), 16);
+        // The window and zone stay whole at the right; a long title gives way.
+        const double windowWidth = m_painter.fontMetrics().horizontalAdvance(window) + 4;
+        m_painter.drawText(line, Qt::AlignRight | Qt::AlignVCenter, window);
+        m_painter.drawText(QRectF(line.left(), line.top(),
+                                  std::max(0.0, line.width() - windowWidth - 12), line.height()),
                            Qt::AlignLeft | Qt::AlignVCenter,
-                           shownText(m_report.title) + QStringLiteral(" \u2014 window ") +
-                               when(m_report.from) + QStringLiteral(" \u2013 ") +
-                               when(m_report.to));
+                           m_painter.fontMetrics().elidedText(
+                               shownText(m_report.title), Qt::ElideRight,
+                               int(std::max(0.0, line.width() - windowWidth - 12))));
         m_painter.drawLine(QPointF(m_page.left(), m_page.top() + 18),
                            QPointF(m_page.right(), m_page.top() + 18));
         m_painter.drawText(QRectF(m_page.left(), m_page.bottom() - 14, m_page.width(), 14),
@@ -232,21 +776,20 @@ private:
     int m_pageNumber = 1;
 };
 
-} // namespace
-
-QString timelineSvg(const CallTimeline& t, const QSet<QString>& outlined, double width) {
+// An inline SVG element of `size` painted by `paint`, with an escaped title.
+QString inlineSvg(const QSize& size, const QString& escapedTitle,
+                  const std::function<void(QPainter&)>& paint) {
     QBuffer buffer;
     buffer.open(QIODevice::WriteOnly);
     QSvgGenerator svg;
     svg.setOutputDevice(&buffer);
-    svg.setSize(QSize(int(width), int(kTimelineHeight)));
-    svg.setViewBox(QRect(0, 0, int(width), int(kTimelineHeight)));
+    svg.setSize(size);
+    svg.setViewBox(QRect(QPoint(0, 0), size));
     // No setTitle: Qt 6.4 writes the title into <title> unescaped (fixed only in
     // 6.5), and a callId is whatever a producer put in a message. It is set below.
     {
         QPainter p(&svg);
-        const TimelineLayout layout = TimelineLayout::forRect(QRectF(0, 0, width, kTimelineHeight));
-        paintTimeline(p, layout, t, fitted(t, layout.serverLane.width()), outlined, printPalette());
+        paint(p);
     }
     QString s = QString::fromUtf8(buffer.data());
     // Inline in HTML: no XML prolog or doctype.
@@ -256,9 +799,28 @@ QString timelineSvg(const CallTimeline& t, const QSet<QString>& outlined, double
     // The title goes first inside <svg ...>, escaped.
     const int open = s.indexOf(QLatin1Char('>'), s.indexOf(QStringLiteral("<svg")));
     if (open >= 0)
-        s.insert(open + 1, QStringLiteral("\n<title>timeline of ") + esc(t.callId) +
-                               QStringLiteral("</title>"));
+        s.insert(open + 1, QStringLiteral("\n<title>") + escapedTitle + QStringLiteral("</title>"));
     return s;
+}
+
+QString legendSvg(double width) {
+    const QFont f = legendFont(QFont());
+    const LegendLayout l = layoutLegend(QFontMetricsF(f), width - 8);
+    return inlineSvg(QSize(int(width), int(std::ceil(l.height))),
+                     QStringLiteral("legend of the timelines"),
+                     [&](QPainter& p) { paintLegend(p, QPointF(4, 0), l, f); });
+}
+
+} // namespace
+
+QString timelineSvg(const CallTimeline& t, const QSet<QString>& outlined, double width) {
+    return inlineSvg(QSize(int(width), int(kTimelineHeight)),
+                     QStringLiteral("timeline of ") + esc(t.callId), [&](QPainter& p) {
+                         const TimelineLayout layout =
+                             TimelineLayout::forRect(QRectF(0, 0, width, kTimelineHeight));
+                         paintTimeline(p, layout, t, fitted(t, layout.serverLane.width()), outlined,
+                                       printPalette());
+                     });
 }
 
 namespace {
@@ -275,27 +837,32 @@ bool paintPdf(const Report& r, QIODevice* device, QString& error, const ReportPr
         error = QStringLiteral("cannot paint the PDF");
         return false;
     }
+    const TokenWriter token = flow.tokens();
     flow.html(summaryHtml(r));
     constexpr std::size_t kRowsPerBlock = 10; // a block fits a page and moves whole
     for (std::size_t i = 0; i < r.anomalies.size() || i == 0; i += kRowsPerBlock) {
-        flow.html(anomalyRowsHtml(r.anomalies, i, i + kRowsPerBlock, i == 0));
+        flow.html(anomalyRowsHtml(r.anomalies, r.generatedAt, i, i + kRowsPerBlock, i == 0, token));
         if (r.anomalies.empty())
             break;
     }
+    if (!r.calls.empty())
+        flow.legend(); // once, before the first call's timeline
     for (std::size_t k = 0; k < r.calls.size(); ++k) {
         if (progress && !progress(int(k), int(r.calls.size()))) {
             error = QStringLiteral("cancelled");
             return false;
         }
         flow.newPage();
-        flow.html(callHeadHtml(r.calls[k]));
+        flow.html(callHeadHtml(r.calls[k], token));
         flow.timeline(r.calls[k]);
-        flow.html(reportTablesHtml(r.calls[k]), false);
+        flow.html(statesHtml(r.calls[k].timeline));
+        flow.html(reportTablesHtml(r, r.calls[k], token), false);
     }
     return true;
 }
 
 QByteArray reportHtml(const Report& r, QString& error, const ReportProgress& progress) {
+    const TokenWriter token;
     QString h =
         QStringLiteral("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>") +
         esc(r.title) +
@@ -304,9 +871,13 @@ QByteArray reportHtml(const Report& r, QString& error, const ReportProgress& pro
         QString::fromUtf8(kPrintCss) +
         QStringLiteral(
             " section.call{border-top:2px solid #888;margin-top:24px;} "
-            "h2{word-break:break-all;} td{word-break:break-word;} svg{max-width:100%;height:auto;}"
+            "td{word-break:break-word;} td.nw{word-break:normal;} svg{max-width:100%;height:auto;}"
             "</style></head><body>");
-    h += summaryHtml(r) + anomalyRowsHtml(r.anomalies, 0, r.anomalies.size(), true);
+    h += summaryHtml(r) +
+         anomalyRowsHtml(r.anomalies, r.generatedAt, 0, r.anomalies.size(), true, token);
+    if (!r.calls.empty())
+        h += QStringLiteral("<section class=\"legend\"><h2>Legend</h2>") + legendSvg(1000) +
+             QStringLiteral("</section>");
     for (std::size_t k = 0; k < r.calls.size(); ++k) {
         if (progress && !progress(int(k), int(r.calls.size()))) {
             error = QStringLiteral("cancelled");
@@ -314,9 +885,9 @@ QByteArray reportHtml(const Report& r, QString& error, const ReportProgress& pro
         }
         const ReportCall& c = r.calls[k];
         h += QStringLiteral("<section class=\"call\" id=\"") + esc(c.timeline.callId) +
-             QStringLiteral("\">") + callHeadHtml(c) +
-             timelineSvg(c.timeline, outlinedOf(c), 1000) + reportTablesHtml(c) +
-             QStringLiteral("</section>");
+             QStringLiteral("\">") + callHeadHtml(c, token) +
+             timelineSvg(c.timeline, outlinedOf(c), 1000) + statesHtml(c.timeline) +
+             reportTablesHtml(r, c, token) + QStringLiteral("</section>");
     }
     h += QStringLiteral("</body></html>\n");
     return h.toUtf8();
@@ -364,6 +935,43 @@ bool writeReport(const Report& r, const QString& path, QString& error,
         return false;
     }
     return true;
+}
+
+namespace {
+
+// Only [A-Za-z0-9._-], anything else (each code point) '_'.
+QString fileSafe(const QString& text, qsizetype maxChars) {
+    QString safe;
+    for (const char32_t c : text.toUcs4()) {
+        if (safe.size() >= maxChars)
+            break;
+        const bool keep = (c >= U'a' && c <= U'z') || (c >= U'A' && c <= U'Z') ||
+                          (c >= U'0' && c <= U'9') || c == U'.' || c == U'_' || c == U'-';
+        safe += keep ? QChar(char16_t(c)) : QChar(u'_');
+    }
+    return safe;
+}
+
+} // namespace
+
+QString defaultReportName(const QString& scope, EpochMillis at, const QString& extension) {
+    QString name = fileSafe(scope, 60);
+    // Not hidden, and never "." or "..".
+    for (qsizetype i = 0; i < name.size() && name.at(i) == QLatin1Char('.'); ++i)
+        name[i] = QLatin1Char('_');
+    if (name.isEmpty())
+        name = QStringLiteral("report");
+    QString ext = extension;
+    while (ext.startsWith(QLatin1Char('.')))
+        ext.remove(0, 1);
+    ext = fileSafe(ext, 16);
+    const QString stamp =
+        QDateTime::fromMSecsSinceEpoch(at == kNoTime ? nowMillis() : at, QTimeZone::utc())
+            .toString(QStringLiteral("yyyyMMdd'T'HHmmss'Z'"));
+    QString file = QStringLiteral("callscope-") + name + QLatin1Char('-') + stamp;
+    if (!ext.isEmpty())
+        file += QLatin1Char('.') + ext;
+    return file;
 }
 
 } // namespace callscope

@@ -21,4 +21,11 @@ bool writeReport(const Report& report, const QString& path, QString& error,
 // One callId's timeline as an SVG element.
 QString timelineSvg(const CallTimeline& timeline, const QSet<QString>& outlined, double width);
 
+// A report's default file name, "callscope-<scope>-20261203T225224Z.<extension>":
+// `scope` is a callId, "window" or "anomalies", made safe for any file system
+// (only [A-Za-z0-9._-], anything else '_'; at most 60 characters; never empty
+// or starting with '.'); the time is `at` in UTC whatever the display zone, so
+// names sort by time.
+QString defaultReportName(const QString& scope, EpochMillis at, const QString& extension);
+
 } // namespace callscope

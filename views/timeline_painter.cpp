@@ -1,8 +1,12 @@
 #include "views/timeline_painter.h"
 
 #include "models/anomaly.h"
+#include "models/domain.h"
+#include "views/clock.h"
 #include "views/palette.h"
 
+#include <QDateTime>
+#include <QFontMetricsF>
 #include <QPainter>
 #include <QPainterPath>
 #include <QPalette>
@@ -13,26 +17,8 @@
 namespace callscope {
 namespace {
 
-QString timeLabel(EpochMillis t, EpochMillis span) {
-    const std::string iso = formatIsoMillis(t); // 2024-05-20T10:29:03.120Z
-    if (span < 10'000)
-        return qs(iso.substr(11, 12)); // 10:29:03.120
-    if (span < 86'400'000)
-        return qs(iso.substr(11, 8)); // 10:29:03
-    return qs(iso.substr(5, 11)).replace(QLatin1Char('T'), QLatin1Char(' '));
-}
-
-// A "nice" tick step near span/8.
-EpochMillis tickStep(EpochMillis span) {
-    static const EpochMillis steps[] = {
-        1,       2,       5,         10,        20,        50,         100,       200,
-        500,     1000,    2000,      5000,      10'000,    30'000,     60'000,    120'000,
-        300'000, 600'000, 1'800'000, 3'600'000, 7'200'000, 21'600'000, 86'400'000};
-    for (const EpochMillis s : steps)
-        if (span / s <= 8)
-            return s;
-    return 86'400'000 * ((span / 8) / 86'400'000 + 1);
-}
+const QColor kEvidence(0xff, 0x8c, 0x00);
+const QColor kNeutral(0x90, 0x94, 0x9c); // key icons: readable on light and dark
 
 void drawMarker(QPainter& p, const QPointF& c, const std::string& state, Lane lane, double r) {
     if (lane == Lane::Receipt) {
@@ -68,7 +54,298 @@ double laneY(const TimelineLayout& l, Lane lane) {
     return lane == Lane::Attempt ? l.attemptLane.center().y() : l.receiptLane.center().y();
 }
 
+QFont smallFont(const QFont& font) {
+    QFont small = font;
+    if (font.pointSizeF() > 0)
+        small.setPointSizeF(std::max(6.0, font.pointSizeF() * 0.85));
+    else
+        small.setPixelSize(std::max(8, font.pixelSize() * 85 / 100));
+    return small;
+}
+
+bool callerOpen(const std::string& state) {
+    for (std::size_t i = 0; i < kCallerStateNames.size(); ++i)
+        if (kCallerStateNames[i] == state)
+            return !isTerminal(static_cast<CallerState>(i));
+    return false;
+}
+
+// --- The key: what band colours and marker shapes mean. -------------------
+
+enum class KeyIcon : std::uint8_t {
+    Band,
+    Attempt,
+    Duration,
+    Receipt,
+    Duplicate,
+    OutOfOrder,
+    CallerEdge,
+    Evidence,
+    Now
+};
+struct KeyItem {
+    KeyIcon icon;
+    std::string state;
+    QString label;
+};
+struct KeyRow {
+    QString title;
+    std::vector<KeyItem> items;
+};
+
+// States present (as the bands show them); the core marks always, the rarer
+// ones when this call has them.
+std::vector<KeyRow> keyRows(const CallTimeline& t, const QSet<QString>& outlined, EpochMillis now) {
+    std::vector<KeyRow> rows;
+    if (t.entries.empty())
+        return rows;
+    KeyRow states{QStringLiteral("states"), {}};
+    for (const Lane lane : {Lane::ServerRecord, Lane::CallerView})
+        for (const StateBand& b : t.bands)
+            if (b.lane == lane &&
+                std::none_of(states.items.begin(), states.items.end(),
+                             [&](const KeyItem& k) { return k.state == b.state; }))
+                states.items.push_back({KeyIcon::Band, b.state, shownText(b.state)});
+    if (!states.items.empty())
+        rows.push_back(std::move(states));
+
+    bool has[5] = {}; // by AttemptOutcome
+    bool duration = false, duplicate = false, outOfOrder = false;
+    for (const TimelineEntry& e : t.entries) {
+        if (e.lane == Lane::Attempt) {
+            for (std::size_t i = 0; i < kAttemptOutcomeNames.size(); ++i)
+                if (kAttemptOutcomeNames[i] == e.state)
+                    has[i] = true;
+            duration = duration || (e.until != kNoTime && e.until > e.at);
+        }
+        if (e.lane == Lane::Attempt || e.lane == Lane::Receipt) {
+            duplicate = duplicate || e.duplicate;
+            outOfOrder = outOfOrder || e.outOfOrder;
+        }
+    }
+    KeyRow marks{QStringLiteral("marks"), {}};
+    marks.items.push_back({KeyIcon::Attempt, "EXECUTED", QStringLiteral("attempt executed")});
+    const char* outcomeLabels[] = {"", "attempt in progress", "replayed", "digest conflict",
+                                   "reoccupied"};
+    for (std::size_t i = 1; i < kAttemptOutcomeNames.size(); ++i)
+        if (has[i])
+            marks.items.push_back({KeyIcon::Attempt, std::string(kAttemptOutcomeNames[i]),
+                                   QString::fromLatin1(outcomeLabels[i])});
+    if (duration)
+        marks.items.push_back({KeyIcon::Duration, {}, QStringLiteral("execution time")});
+    marks.items.push_back({KeyIcon::Receipt, {}, QStringLiteral("receipt (vN = version)")});
+    if (duplicate)
+        marks.items.push_back({KeyIcon::Duplicate, {}, QStringLiteral("duplicate (hollow)")});
+    if (outOfOrder)
+        marks.items.push_back({KeyIcon::OutOfOrder, {}, QStringLiteral("out of order (thick)")});
+    marks.items.push_back({KeyIcon::CallerEdge, {}, QStringLiteral("caller event (band edge)")});
+    marks.items.push_back({KeyIcon::Evidence,
+                           {},
+                           outlined.isEmpty() ? QStringLiteral("evidence (outlined)")
+                                              : QStringLiteral("evidence of the chosen anomaly")});
+    if (now != kNoTime)
+        marks.items.push_back({KeyIcon::Now, {}, QStringLiteral("now (still open)")});
+    rows.push_back(std::move(marks));
+    return rows;
+}
+
+void drawKeyIcon(QPainter& p, const KeyItem& k, const QRectF& r, const QPalette& pal) {
+    const QPointF c = r.center();
+    p.save();
+    switch (k.icon) {
+    case KeyIcon::Band: {
+        const QColor fill = stateColor(k.state);
+        p.setPen(QPen(fill.darker(130), 1));
+        p.setBrush(fill);
+        p.drawRect(QRectF(r.left(), c.y() - 5, r.width(), 10));
+        break;
+    }
+    case KeyIcon::Attempt:
+        p.setPen(QPen(kNeutral.darker(140), 1.5));
+        p.setBrush(kNeutral);
+        drawMarker(p, c, k.state, Lane::Attempt, 5);
+        break;
+    case KeyIcon::Duration:
+        p.setPen(QPen(kNeutral, 3, Qt::SolidLine, Qt::FlatCap));
+        p.drawLine(QPointF(r.left() + 3, c.y()), QPointF(r.right(), c.y()));
+        p.setPen(QPen(kNeutral.darker(140), 1.5));
+        p.setBrush(kNeutral);
+        p.drawEllipse(QPointF(r.left() + 3, c.y()), 3.5, 3.5);
+        break;
+    case KeyIcon::Receipt:
+        p.setPen(QPen(stateColor("SUCCESS"), 1.5));
+        p.setBrush(kNeutral);
+        drawMarker(p, c, {}, Lane::Receipt, 5);
+        break;
+    case KeyIcon::Duplicate:
+        p.setPen(QPen(kNeutral.darker(140), 1.5));
+        p.setBrush(Qt::NoBrush);
+        p.drawEllipse(c, 5, 5);
+        break;
+    case KeyIcon::OutOfOrder:
+        p.setPen(QPen(kNeutral.darker(160), 2.5));
+        p.setBrush(kNeutral);
+        p.drawEllipse(c, 4.5, 4.5);
+        break;
+    case KeyIcon::CallerEdge: {
+        const QColor a = stateColor("AWAITING_RESPONSE"), b = stateColor("CONFIRMED_SUCCESS");
+        const QRectF band(r.left(), c.y() - 5, r.width(), 10);
+        p.setPen(Qt::NoPen);
+        p.setBrush(a);
+        p.drawRect(QRectF(band.left(), band.top(), band.width() / 2, band.height()));
+        p.setBrush(b);
+        p.drawRect(QRectF(c.x(), band.top(), band.width() / 2, band.height()));
+        p.setPen(QPen(pal.color(QPalette::WindowText), 1.5));
+        p.drawLine(QPointF(c.x(), band.top() - 2), QPointF(c.x(), band.bottom() + 2));
+        break;
+    }
+    case KeyIcon::Evidence:
+        p.setPen(QPen(kEvidence, 2));
+        p.setBrush(Qt::NoBrush);
+        p.drawRoundedRect(QRectF(c.x() - 6, c.y() - 6, 12, 12), 3, 3);
+        break;
+    case KeyIcon::Now:
+        p.setPen(QPen(pal.color(QPalette::WindowText), 1.5, Qt::DashLine));
+        p.drawLine(QPointF(c.x(), r.top()), QPointF(c.x(), r.bottom()));
+        break;
+    }
+    p.restore();
+}
+
+constexpr double kKeyIcon = 14, kKeyGap = 14;
+
+// Flows the rows into `area` (row titles in the label column); paints when
+// `p` is given. Returns the height used.
+double layoutKey(QPainter* p, const QFontMetricsF& fm, const QRectF& area, double labelWidth,
+                 const std::vector<KeyRow>& rows, const QPalette* pal) {
+    const double lineH = std::max(16.0, std::ceil(fm.height()) + 3);
+    const double x0 = area.left() + labelWidth, right = area.right();
+    double y = area.top();
+    for (const KeyRow& row : rows) {
+        if (p) {
+            p->setPen(pal->color(QPalette::WindowText));
+            p->drawText(QRectF(area.left(), y, labelWidth - 8, lineH),
+                        Qt::AlignRight | Qt::AlignVCenter, row.title);
+        }
+        double x = x0;
+        for (const KeyItem& k : row.items) {
+            const double w = kKeyIcon + 5 + fm.horizontalAdvance(k.label) + kKeyGap;
+            if (x > x0 && x + w - kKeyGap > right) {
+                x = x0;
+                y += lineH;
+            }
+            if (p) {
+                drawKeyIcon(*p, k, QRectF(x, y + 1, kKeyIcon, lineH - 2), *pal);
+                p->setPen(pal->color(QPalette::WindowText));
+                p->drawText(QRectF(x + kKeyIcon + 5, y, w - kKeyIcon - 5, lineH),
+                            Qt::AlignLeft | Qt::AlignVCenter, k.label);
+            }
+            x += w;
+        }
+        y += lineH;
+    }
+    return y - area.top();
+}
+
+TickPlan ticksFor(const TimeAxis& axis, const QFontMetricsF& fm) {
+    return planTicks(axis, displayOffsetMs(axis.from), [&](const TickFormat& f) {
+        return fm.horizontalAdvance(tickLabel(axis.from, f)) + 8;
+    });
+}
+
 } // namespace
+
+std::int64_t displayOffsetMs(EpochMillis t) {
+    if (displayZone() == DisplayZone::Utc)
+        return 0;
+    return std::int64_t(QDateTime::fromMSecsSinceEpoch(t).offsetFromUtc()) * 1000;
+}
+
+QString tickLabel(EpochMillis t, TickFormat f) {
+    const QString s = displayDateTime(t, TimeDetail::Millis); // 2026-12-03 22:52:24.771
+    QString date, time;
+    switch (f.date) {
+    case TickFormat::Date::None:
+        break;
+    case TickFormat::Date::MonthDay:
+        date = s.mid(5, 5);
+        break;
+    case TickFormat::Date::YearMonthDay:
+        date = s.left(10);
+        break;
+    }
+    switch (f.time) {
+    case TickFormat::Time::None:
+        break;
+    case TickFormat::Time::Minutes:
+        time = s.mid(11, 5);
+        break;
+    case TickFormat::Time::Seconds:
+        time = s.mid(11, 8);
+        break;
+    case TickFormat::Time::Millis:
+        time = s.mid(11, 12);
+        break;
+    }
+    if (date.isEmpty())
+        return time;
+    return time.isEmpty() ? date : date + QLatin1Char(' ') + time;
+}
+
+bool timelineOpen(const CallTimeline& t) {
+    if (t.entries.empty())
+        return false;
+    if (t.record.present && t.record.status == "PROCESSING" &&
+        (t.record.expireAt == kNoTime || t.record.expireAt > t.to))
+        return true;
+    for (auto it = t.entries.rbegin(); it != t.entries.rend(); ++it)
+        if (it->lane == Lane::CallerView)
+            return callerOpen(it->state);
+    return false;
+}
+
+EpochMillis timelineNow(const CallTimeline& t) {
+    return timelineOpen(t) ? t.to : kNoTime;
+}
+
+std::pair<EpochMillis, EpochMillis> timelineLife(const CallTimeline& t) {
+    if (t.entries.empty() || t.from == kNoTime)
+        return {kNoTime, kNoTime};
+    EpochMillis a = t.from, b = t.from;
+    for (const TimelineEntry& e : t.entries) {
+        a = std::min(a, e.at);
+        b = std::max(b, e.at);
+        if (e.until != kNoTime)
+            b = std::max(b, e.until);
+    }
+    if (t.record.present) {
+        if (t.record.createdAt != kNoTime)
+            a = std::min(a, t.record.createdAt);
+        if (t.record.updatedAt != kNoTime)
+            b = std::max(b, t.record.updatedAt);
+    }
+    const EpochMillis now = timelineNow(t);
+    if (now != kNoTime)
+        b = std::max(b, now);
+    return {a, b};
+}
+
+TimeAxis fittedAxis(const CallTimeline& t, double width) {
+    TimeAxis a;
+    a.width = width;
+    const auto [from, to] = timelineLife(t);
+    if (from != kNoTime)
+        a.fitLife(from, to);
+    return a;
+}
+
+double timelineKeyHeight(const CallTimeline& t, const QSet<QString>& outlined, EpochMillis now,
+                         const QFont& font, double width) {
+    const TimelineLayout l = TimelineLayout::forRect(QRectF(0, 0, width, 400));
+    const QFontMetricsF fm(smallFont(font));
+    return layoutKey(nullptr, fm, QRectF(l.legendRow.left(), 0, l.legendRow.width(), 1e6),
+                     l.labelWidth - 4, keyRows(t, outlined, now), nullptr);
+}
 
 TimelineLayout TimelineLayout::forRect(const QRectF& b) {
     TimelineLayout l;
@@ -86,6 +363,8 @@ TimelineLayout TimelineLayout::forRect(const QRectF& b) {
     l.receiptLane = QRectF(left, y, w, 28);
     y += 34;
     l.legendRow = QRectF(b.left() + 4, y, b.width() - 8, 20);
+    y += 22;
+    l.keyArea = QRectF(b.left() + 4, y, b.width() - 8, std::max(0.0, b.bottom() - y));
     return l;
 }
 
@@ -102,12 +381,14 @@ QSet<QString> evidenceKeys(const std::vector<Evidence>& evidence, const std::str
 }
 
 void paintTimeline(QPainter& p, const TimelineLayout& l, const CallTimeline& t,
-                   const TimeAxis& axis, const QSet<QString>& outlined, const QPalette& pal) {
+                   const TimeAxis& axis, const QSet<QString>& outlined, const QPalette& pal,
+                   const TimelinePaintOptions& options) {
     p.save();
     p.setRenderHint(QPainter::Antialiasing, true);
     const QColor text = pal.color(QPalette::WindowText);
     const QColor grid = pal.color(QPalette::Mid);
     QFont font = p.font();
+    const QFont small = smallFont(font);
     const double x0 = l.serverLane.left();
     const auto X = [&](EpochMillis ms) { return x0 + axis.x(ms); };
 
@@ -122,19 +403,22 @@ void paintTimeline(QPainter& p, const TimelineLayout& l, const CallTimeline& t,
     label(l.attemptLane, QStringLiteral("attempts"));
     label(l.receiptLane, QStringLiteral("receipts"));
 
-    // Time axis and grid.
-    const EpochMillis span = std::max<EpochMillis>(axis.to - axis.from, 1);
-    const EpochMillis step = tickStep(span);
-    QFont small = font;
-    small.setPointSizeF(std::max(6.0, font.pointSizeF() * 0.85));
+    // Time axis and grid, in the display zone, which the label column names.
     p.setFont(small);
-    for (EpochMillis tk = (axis.from / step + 1) * step; tk < axis.to; tk += step) {
+    const QFontMetricsF sfm(small);
+    label(l.axisRow, zoneLabel(axis.from));
+    const TickPlan ticks = ticksFor(axis, sfm);
+    for (EpochMillis tk = ticks.first; tk < axis.to; tk += ticks.step) {
         const double x = X(tk);
         p.setPen(QPen(grid, 1, Qt::DotLine));
         p.drawLine(QPointF(x, l.axisRow.bottom()), QPointF(x, l.receiptLane.bottom()));
         p.setPen(text);
-        p.drawText(QRectF(x - 60, l.axisRow.top(), 120, l.axisRow.height()), Qt::AlignCenter,
-                   timeLabel(tk, span));
+        const QString s = tickLabel(tk, ticks.format);
+        const double w = sfm.horizontalAdvance(s) + 8;
+        // Whole labels only: one near an end moves inside rather than being cut.
+        const double left = std::clamp(x - w / 2, l.axisRow.left(),
+                                       std::max(l.axisRow.left(), l.axisRow.right() + 6 - w));
+        p.drawText(QRectF(left, l.axisRow.top(), w, l.axisRow.height()), Qt::AlignCenter, s);
     }
     p.setFont(font);
 
@@ -204,7 +488,7 @@ void paintTimeline(QPainter& p, const TimelineLayout& l, const CallTimeline& t,
             p.setFont(font);
         }
         if (outlined.contains(entryKey(e))) {
-            p.setPen(QPen(QColor(0xff, 0x8c, 0x00), 2.5));
+            p.setPen(QPen(kEvidence, 2.5));
             p.setBrush(Qt::NoBrush);
             p.drawRoundedRect(QRectF(x - 10, y - 11, 20, 22), 4, 4);
         }
@@ -215,11 +499,32 @@ void paintTimeline(QPainter& p, const TimelineLayout& l, const CallTimeline& t,
             !outlined.contains(entryKey(e)) || !axis.visible(e.at))
             continue;
         const QRectF& lane = e.lane == Lane::ServerRecord ? l.serverLane : l.callerLane;
-        p.setPen(QPen(QColor(0xff, 0x8c, 0x00), 2.5));
+        p.setPen(QPen(kEvidence, 2.5));
         p.setBrush(Qt::NoBrush);
         p.drawRect(QRectF(X(e.at) - 3, lane.top() - 3, 6, lane.height() + 6));
     }
     p.restore();
+
+    // "now" on a call still open: a dashed line across the lanes in the
+    // palette's text colour (dark on light, light on dark), named in the axis row.
+    if (options.now != kNoTime && axis.visible(options.now)) {
+        const double x = X(options.now);
+        p.setPen(QPen(text, 1.5, Qt::DashLine, Qt::FlatCap));
+        p.drawLine(QPointF(x, l.axisRow.bottom() - 4), QPointF(x, l.receiptLane.bottom()));
+        QFont bold = small;
+        bold.setBold(true);
+        p.setFont(bold);
+        const QString s = QStringLiteral("now");
+        const double w = QFontMetricsF(bold).horizontalAdvance(s) + 8;
+        const double left = std::clamp(x - w / 2, l.axisRow.left(),
+                                       std::max(l.axisRow.left(), l.axisRow.right() + 6 - w));
+        const QRectF box(left, l.axisRow.top() + 1, w, l.axisRow.height() - 6);
+        p.setPen(QPen(text, 1));
+        p.setBrush(pal.color(QPalette::Base));
+        p.drawRoundedRect(box, 3, 3);
+        p.drawText(box, Qt::AlignCenter, s);
+        p.setFont(font);
+    }
 
     // Legend: source instances.
     std::vector<std::string> instances; // as stored: the colour is the name's, the label shown
@@ -230,6 +535,12 @@ void paintTimeline(QPainter& p, const TimelineLayout& l, const CallTimeline& t,
             instances.push_back(e.instance);
     double lx = l.legendRow.left() + l.labelWidth - 8;
     p.setFont(small);
+    if (!instances.empty()) {
+        p.setPen(text);
+        p.drawText(
+            QRectF(l.legendRow.left(), l.legendRow.top(), l.labelWidth - 16, l.legendRow.height()),
+            Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("instances"));
+    }
     for (const std::string& inst : instances) {
         const QColor c = instanceColor(qs(inst));
         p.setPen(c.darker(140));
@@ -242,6 +553,10 @@ void paintTimeline(QPainter& p, const TimelineLayout& l, const CallTimeline& t,
                    Qt::AlignVCenter | Qt::AlignLeft, shown);
         lx += w;
     }
+
+    // The key to colours and shapes.
+    if (options.key && l.keyArea.height() > 0)
+        layoutKey(&p, sfm, l.keyArea, l.labelWidth - 4, keyRows(t, outlined, options.now), &pal);
     p.restore();
 }
 

@@ -1,8 +1,10 @@
 #pragma once
 // Paints one callId's two-lane timeline: the server-record and caller-view
 // lanes as state bands on one time axis, attempt and receipt markers coloured
-// by source instance, evidence outlined. Shared by the drill-down view and the
-// reports, so a report draws exactly what the operator saw.
+// by source instance, evidence outlined, a "now" line on calls still open and
+// a key to colours and shapes. Shared by the drill-down view and the reports,
+// so a report draws exactly what the operator saw. Times read in the display
+// zone (views/clock.h), which the axis names.
 #include "models/timeline.h"
 #include "models/timeline_axis.h"
 
@@ -10,6 +12,9 @@
 #include <QSet>
 #include <QString>
 
+#include <utility>
+
+class QFont;
 class QPainter;
 class QPalette;
 
@@ -17,6 +22,7 @@ namespace callscope {
 
 struct TimelineLayout {
     QRectF axisRow, serverLane, callerLane, attemptLane, receiptLane, legendRow;
+    QRectF keyArea; // below the instances' legend: the rest of the bounds
     double labelWidth = 110;
     // The plotting area for a widget of `bounds`.
     static TimelineLayout forRect(const QRectF& bounds);
@@ -26,15 +32,44 @@ struct TimelineLayout {
     }
 };
 
+struct TimelinePaintOptions {
+    EpochMillis now = kNoTime; // a dashed "now" line here (timelineNow), none if kNoTime
+    bool key = false;          // the key to band colours and marker shapes in keyArea
+};
+
 // Keys of entries to outline ("at|text" of the evidence).
 QSet<QString> evidenceKeys(const std::vector<struct Evidence>& evidence, const std::string& callId);
 QString entryKey(const TimelineEntry& e);
 
 void paintTimeline(QPainter& p, const TimelineLayout& layout, const CallTimeline& t,
-                   const TimeAxis& axis, const QSet<QString>& outlined, const QPalette& palette);
+                   const TimeAxis& axis, const QSet<QString>& outlined, const QPalette& palette,
+                   const TimelinePaintOptions& options = {});
 
 // The entry under a point, or -1 (marker lanes only).
 int timelineEntryAt(const TimelineLayout& layout, const CallTimeline& t, const TimeAxis& axis,
                     const QPointF& pos);
+
+// Whether the server record (PROCESSING, not expired) or the caller (not
+// confirmed) is still under way: its last band runs to the timeline's now.
+bool timelineOpen(const CallTimeline& t);
+// The time the timeline was built at (its bands end there) for an open call,
+// else kNoTime: where the "now" line goes.
+EpochMillis timelineNow(const CallTimeline& t);
+// The call's whole life: from the first event to the last of its events, the
+// record's last update, attempts' ends and, while open, now.
+std::pair<EpochMillis, EpochMillis> timelineLife(const CallTimeline& t);
+// An axis `width` pixels wide showing the whole life (TimeAxis::fitLife).
+TimeAxis fittedAxis(const CallTimeline& t, double width);
+
+// The height the key needs at `width` (the whole row, label column
+// included) in the font the painter uses for it (0 for an empty timeline).
+double timelineKeyHeight(const CallTimeline& t, const QSet<QString>& outlined, EpochMillis now,
+                         const QFont& font, double width);
+
+// A tick label for `t` (exposed for tests): "22:52:24.771", "12-03 22:52",
+// "2026-12-03", in the display zone.
+QString tickLabel(EpochMillis t, TickFormat format);
+// The display zone's offset from UTC at `t`, in ms (0 for UTC).
+std::int64_t displayOffsetMs(EpochMillis t);
 
 } // namespace callscope

@@ -5,6 +5,7 @@
 #include "models/diagnosis.h"
 #include "views/anomalies_view.h"
 #include "views/anomaly_table_model.h"
+#include "views/clock.h"
 #include "views/drilldown_view.h"
 #include "views/instances_view.h"
 #include "views/main_window.h"
@@ -15,6 +16,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QDateTime>
 #include <QDialog>
 #include <QDir>
 #include <QHeaderView>
@@ -24,11 +26,13 @@
 #include <QMenu>
 #include <QMenuBar>
 #include <QPainter>
+#include <QProxyStyle>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QStyleOptionHeader>
 #include <QTableView>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -36,6 +40,8 @@
 #include <QTextBrowser>
 
 #include <gtest/gtest.h>
+
+#include <ctime>
 
 using namespace callscope;
 
@@ -295,7 +301,7 @@ TEST(Instances, ModelPassesTheTesterAndSelectionFilters) {
         if (v.model()->index(r, 0).data().toString() == QStringLiteral("api-1"))
             api1 = r;
     ASSERT_GE(api1, 0);
-    EXPECT_EQ(v.model()->index(api1, 1).data().toInt(), 11);
+    EXPECT_EQ(v.model()->index(api1, InstanceTableModel::Calls).data().toInt(), 11);
     // Selecting a row names its instance; clearing the selection names none.
     QSignalSpy selected(&v, &InstancesView::instanceSelected);
     v.table()->selectRow(
@@ -576,4 +582,268 @@ TEST(MainWindow, StatusBarCountsRejectedLostAndEvicted) {
     EXPECT_TRUE(counts->toolTip().contains(QStringLiteral("budget of 64 MiB")));
     EXPECT_TRUE(counts->toolTip().contains(QStringLiteral("40 oldest anomalies were forgotten")));
     w.grab().save(shot("status-lost-evicted.png"));
+}
+
+namespace {
+
+SourceHealth sourceIn(const char* name, SourceState state, EpochMillis since) {
+    SourceHealth h;
+    h.source = name;
+    h.connected = state != SourceState::Down;
+    h.state = state;
+    h.since = since;
+    if (state == SourceState::Down) {
+        h.lastError = "Kafka (127.0.0.1:1): Connection refused \x1b[31m";
+        h.lastErrorAt = since;
+    }
+    h.lastDataAt = since - 5000;
+    return h;
+}
+
+std::shared_ptr<DashboardSnapshot> snapshotAt(EpochMillis at, std::vector<SourceHealth> sources) {
+    auto snap = std::make_shared<DashboardSnapshot>();
+    snap->at = at;
+    snap->statsIncluded = true;
+    snap->windowJudged = true;
+    snap->recordsByStatus = {71, 400, 3};
+    snap->receiptsPerSec = 0;
+    snap->sources = std::move(sources);
+    return snap;
+}
+
+QLabel* caption(OverviewView* o, const QString& title) {
+    for (QLabel* l : o->findChildren<QLabel*>())
+        if (l->text().startsWith(title))
+            return l;
+    return nullptr;
+}
+
+} // namespace
+
+// Issue 15: a source that is down is shown at once in a banner that moves
+// nothing, on its own indicator with the error, and the figures that depend
+// on it are "—" marked stale, never zeros; those fed by both are partial.
+TEST(MainWindow, AnOutageIsABannerAndStaleFiguresNotZeros) {
+    MainWindow w(QStringLiteral("outage"));
+    w.resize(1024, 700);
+    w.show();
+    w.takeSnapshot(snapshotAt(T0, {sourceIn("postgres", SourceState::Live, T0 - 60'000),
+                                   sourceIn("kafka", SourceState::Live, T0 - 60'000)}));
+    w.flush();
+    auto* banner = w.findChild<QLabel*>(QStringLiteral("outageBanner"));
+    ASSERT_TRUE(banner);
+    EXPECT_FALSE(banner->isVisible());
+    const QRect before = w.centralWidget()->geometry();
+    const QRect tabsBefore = w.overview()->geometry();
+
+    w.takeSnapshot(snapshotAt(T0 + 1000, {sourceIn("postgres", SourceState::Live, T0 - 60'000),
+                                          sourceIn("kafka", SourceState::Down, T0 + 500)}));
+    w.flush();
+    EXPECT_TRUE(banner->isVisible());
+    EXPECT_TRUE(banner->toolTip().contains(QStringLiteral("Kafka is down since")))
+        << banner->toolTip().toStdString();
+    EXPECT_TRUE(banner->toolTip().contains(QStringLiteral("Connection refused \\x1b[31m")))
+        << "the error, its control bytes escaped";
+    EXPECT_EQ(banner->text().count(QLatin1Char('\n')), 0) << "one line";
+    EXPECT_EQ(w.centralWidget()->geometry(), before) << "the banner moves nothing";
+    EXPECT_EQ(w.overview()->geometry(), tabsBefore);
+
+    // The indicator says down, in red, with the error and since when.
+    QLabel* kafka = nullptr;
+    for (QLabel* l : w.findChildren<QLabel*>())
+        if (l->text().contains(QStringLiteral("Kafka")) &&
+            l->text().contains(QStringLiteral("<small>down")))
+            kafka = l;
+    ASSERT_TRUE(kafka);
+    EXPECT_TRUE(kafka->text().contains(QStringLiteral("#d13b3b")));
+    EXPECT_TRUE(kafka->toolTip().contains(QStringLiteral("last error")));
+    EXPECT_TRUE(kafka->toolTip().contains(QStringLiteral("last new data")));
+
+    // Receipts / s depends on Kafka alone: "—", stale. The records are PostgreSQL's: shown.
+    OverviewView* o = w.overview();
+    QLabel* receipts = caption(o, QStringLiteral("Receipts / s"));
+    ASSERT_TRUE(receipts);
+    EXPECT_TRUE(receipts->text().contains(QStringLiteral("stale")))
+        << receipts->text().toStdString();
+    QLabel* processing = caption(o, QStringLiteral("Records PROCESSING"));
+    ASSERT_TRUE(processing);
+    EXPECT_FALSE(processing->text().contains(QStringLiteral("stale")));
+    int dashes = 0, seventyOne = 0;
+    for (QLabel* l : o->findChildren<QLabel*>()) {
+        dashes += l->text() == QStringLiteral("\u2014");
+        seventyOne += l->text() == QStringLiteral("71");
+    }
+    EXPECT_EQ(dashes, 1) << "receipts / s";
+    EXPECT_EQ(seventyOne, 1) << "the PROCESSING records, read from PostgreSQL";
+    QLabel* critical = caption(o, QStringLiteral("Open critical"));
+    ASSERT_TRUE(critical);
+    EXPECT_TRUE(critical->text().contains(QStringLiteral("partial")));
+    QApplication::processEvents(); // the toolbar lays its labels out again
+    w.grab().save(shot("outage-banner.png"));
+
+    // Back up: the banner goes, the figures come back.
+    w.takeSnapshot(snapshotAt(T0 + 2000, {sourceIn("postgres", SourceState::Live, T0 - 60'000),
+                                          sourceIn("kafka", SourceState::Live, T0 + 1500)}));
+    w.flush();
+    EXPECT_FALSE(banner->isVisible());
+    EXPECT_FALSE(receipts->text().contains(QStringLiteral("stale")));
+    EXPECT_FALSE(critical->text().contains(QStringLiteral("partial")));
+}
+
+// Quiet is not healthy: a live source that brought nothing for longer than
+// quiet_after is amber and says since when.
+TEST(MainWindow, AQuietSourceIsAmberWithTheAgeOfItsLastData) {
+    MainWindow w(QStringLiteral("quiet"));
+    w.resize(1024, 700);
+    SourceHealth pg = sourceIn("postgres", SourceState::Quiet, T0 - 180'000);
+    pg.lastDataAt = T0 - 185'000;
+    w.takeSnapshot(snapshotAt(T0, {pg, sourceIn("kafka", SourceState::Live, T0 - 60'000)}));
+    w.flush();
+    QLabel* label = nullptr;
+    for (QLabel* l : w.findChildren<QLabel*>())
+        if (l->text().contains(QStringLiteral("PostgreSQL")) &&
+            l->text().contains(QStringLiteral("quiet")))
+            label = l;
+    ASSERT_TRUE(label);
+    EXPECT_TRUE(label->text().contains(QStringLiteral("#e08a1e"))) << "amber";
+    EXPECT_TRUE(label->toolTip().contains(QStringLiteral("last new data: 3m 05s ago")))
+        << label->toolTip().toStdString();
+    EXPECT_TRUE(label->toolTip().contains(QStringLiteral("quiet_after")));
+}
+
+// Summaries of waiting anomalies age as they are shown; a relative window
+// slides (what left it is neither listed nor counted); the table says how
+// many rows of how many it shows.
+TEST(AnomalyTable, WaitingSummariesAgeAndRelativeWindowsSlide) {
+    AnomalyTableModel model;
+    AnomaliesView view(&model);
+    Anomaly stuck = anomaly(1, AnomalyKind::StuckProcessing, Severity::Warning, {"c1"}, "api-1");
+    stuck.summary = "record PROCESSING (stuck after 5m), lock_version 0";
+    stuck.since = T0;
+    stuck.evidence = {{"c1", T0, "record PROCESSING"}};
+    Anomaly old = anomaly(2, AnomalyKind::KeyRotation, Severity::Critical, {"c2", "c3"}, "api-2");
+    old.firstEventAt = T0 - 20 * 60'000;
+    old.evidence = {{"c2", T0 - 20 * 60'000, "attempt"}, {"c3", T0 - 18 * 60'000, "attempt"}};
+    model.applyChanges({{ChangeKind::Opened, stuck}, {ChangeKind::Opened, old}});
+    const auto summaryOf = [&](int row) {
+        return model.index(row, AnomalyTableModel::Summary).data().toString();
+    };
+    model.setNow(T0 + 370'000);
+    EXPECT_TRUE(summaryOf(0).endsWith(QStringLiteral("; for 6m 10s since 10:13:20 UTC")))
+        << summaryOf(0).toStdString();
+    model.setNow(T0 + 18 * 60'000);
+    EXPECT_TRUE(summaryOf(0).contains(QStringLiteral("; for 18m 00s")))
+        << summaryOf(0).toStdString();
+
+    // "Last 15 min": the key rotation's last evidence is 36 minutes old at
+    // T0 + 18 min: out of the window, not listed, not counted. The stuck
+    // record still waits now: in every window.
+    model.setWindow(15 * 60'000);
+    view.filter()->invalidate();
+    EXPECT_EQ(view.filter()->rowCount(), 1);
+    EXPECT_EQ(model.openCount(AnomalyKind::KeyRotation), 0);
+    EXPECT_EQ(model.openCount(AnomalyKind::StuckProcessing), 1);
+    model.setWindow(0);
+    view.filter()->invalidate();
+    EXPECT_EQ(view.filter()->rowCount(), 2);
+    EXPECT_EQ(model.openCount(AnomalyKind::KeyRotation), 1);
+    view.refreshCounts();
+    EXPECT_TRUE(view.counts()->text().startsWith(QStringLiteral("Showing 2 of 2")))
+        << view.counts()->text().toStdString();
+
+    // A context menu per row: open, copy, narrow to the kind or an instance.
+    QMenu* menu = view.contextMenuFor(view.filter()->index(0, 0));
+    QStringList texts;
+    for (QAction* a : menu->actions())
+        texts << a->text();
+    EXPECT_TRUE(texts.contains(QStringLiteral("&Open in the drill-down")));
+    EXPECT_TRUE(texts.join(QLatin1Char('|')).contains(QStringLiteral("Only instance")));
+    EXPECT_TRUE(texts.join(QLatin1Char('|')).contains(QStringLiteral("Only &kind")));
+    delete menu;
+}
+
+// One colour per kind, everywhere: thirteen distinct ones, the table's
+// decoration and the overview's legend use them, and the legend names every
+// kind seen even at 1024×700.
+TEST(Overview, EveryKindHasItsOwnColourAndStaysInTheLegend) {
+    QSet<QRgb> colours;
+    for (std::size_t k = 0; k < 13; ++k)
+        colours.insert(kindColor(k).rgb());
+    EXPECT_EQ(colours.size(), 13);
+    MainWindow w(QStringLiteral("kinds"));
+    w.resize(1024, 700);
+    w.show();
+    std::vector<AnomalyChange> all;
+    for (std::size_t k = 0; k < kAnomalyKindNames.size(); ++k)
+        all.push_back(
+            {ChangeKind::Opened, anomaly(k + 1, static_cast<AnomalyKind>(k), Severity::Warning,
+                                         {"c" + std::to_string(k)}, "api-1")});
+    auto snap = snapshotAt(T0, {sourceIn("postgres", SourceState::Live, T0 - 60'000),
+                                sourceIn("kafka", SourceState::Live, T0 - 60'000)});
+    snap->changes = all;
+    w.takeSnapshot(snap);
+    w.flush();
+    const QString legend = w.overview()->anomalyLegend()->text();
+    for (const auto name : kAnomalyKindNames)
+        EXPECT_TRUE(legend.contains(qs(name))) << name;
+    EXPECT_TRUE(legend.contains(kindColor(3).name())) << "key_rotation's colour";
+    EXPECT_GT(w.overview()->anomalyLegend()->height(),
+              w.overview()->anomalyLegend()->sizeHint().height() - 2)
+        << "the legend is not cut at 1024x700";
+    const QModelIndex kind = w.anomalyModel()->index(0, AnomalyTableModel::Kind);
+    EXPECT_EQ(kind.data(Qt::DecorationRole).value<QColor>(),
+              kindColor(static_cast<std::size_t>(w.anomalyModel()->anomaly(0).kind)));
+    QApplication::processEvents();
+    w.grab().save(shot("overview-1024x700.png"));
+}
+
+// The header's arrow points the way the values grow: up when ascending.
+TEST(AnomalyTable, SortArrowsMatchTheOrder) {
+    EXPECT_EQ(sortArrowFor(Qt::AscendingOrder), int(QStyleOptionHeader::SortUp));
+    EXPECT_EQ(sortArrowFor(Qt::DescendingOrder), int(QStyleOptionHeader::SortDown));
+    AnomalyTableModel model;
+    AnomaliesView view(&model);
+    EXPECT_NE(qobject_cast<QProxyStyle*>(view.table()->horizontalHeader()->style()), nullptr);
+}
+
+// One clock: UTC by default, or the local zone, named wherever times are shown.
+TEST(MainWindow, TimesAreInTheChosenZoneAndTheZoneIsNamed) {
+    const QByteArray tz = qgetenv("TZ");
+    qputenv("TZ", "America/New_York");
+    tzset();
+    MainWindow w(QStringLiteral("zone"));
+    w.setZone(DisplayZone::Utc);
+    EXPECT_EQ(displayDateTime(T0), QStringLiteral("2024-05-20 10:13:20.000"));
+    EXPECT_EQ(zoneLabel(T0), QStringLiteral("UTC"));
+    w.setZone(DisplayZone::Local);
+    EXPECT_EQ(displayDateTime(T0), QStringLiteral("2024-05-20 06:13:20.000"));
+    EXPECT_EQ(zoneLabel(T0), QStringLiteral("UTC\u221204:00"));
+    EXPECT_EQ(QSettings().value(QStringLiteral("view/zone")).toString(), QStringLiteral("local"));
+    // Charts plot so that QtCharts' local labels read in the chosen zone.
+    EXPECT_EQ(chartMillis(T0), T0);
+    w.setZone(DisplayZone::Utc);
+    EXPECT_EQ(QDateTime::fromMSecsSinceEpoch(chartMillis(T0)).toString(QStringLiteral("HH:mm")),
+              QStringLiteral("10:13"));
+    EXPECT_EQ(fromChartMillis(chartMillis(T0)), T0);
+    if (tz.isNull())
+        qunsetenv("TZ");
+    else
+        qputenv("TZ", tz);
+    tzset();
+}
+
+// Servers and callers on the Instances tab; a double-click jumps to the
+// anomalies naming the instance.
+TEST(Instances, ServersAndCallersAndAJumpToTheirAnomalies) {
+    MainWindow w(QStringLiteral("instances"));
+    InstanceStats caller{"order-api-1", 10, 2, 1, 0, 1, true, false};
+    InstanceStats server{"pay-svc-1", 12, 0, 0, 0, 0, false, true};
+    w.instances()->setStats({caller, server});
+    auto* model = w.instances()->model();
+    EXPECT_EQ(model->index(0, InstanceTableModel::Role).data().toString(),
+              QStringLiteral("caller"));
+    EXPECT_EQ(model->index(1, InstanceTableModel::Role).data().toString(),
+              QStringLiteral("server"));
+    emit w.instances()->anomaliesRequested(QStringLiteral("pay-svc-1"));
+    EXPECT_EQ(w.anomalies()->filter()->instance(), QStringLiteral("pay-svc-1"));
 }
