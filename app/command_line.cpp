@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -301,6 +302,19 @@ void defineDemo(CLI::App& app, DemoOptions& o) {
     s->add_option("--after", o.afterSeconds, "seconds of traffic before the screenshots")
         ->check(quiet(CLI::Range(1, 3600)))
         ->type_name("S")
+        ->capture_default_str();
+    s->add_option("--size", o.size, "the window's size for the screenshots, e.g. 1024x700")
+        ->check(CLI::Validator(
+            [](const std::string& v) {
+                int w = 0, h = 0;
+                char x = 0;
+                const bool ok = std::sscanf(v.c_str(), "%d%c%d", &w, &x, &h) == 3 && x == 'x' &&
+                                w >= 640 && w <= 7680 && h >= 480 && h <= 4320;
+                return ok ? std::string()
+                          : std::string("--size: WxH, from 640x480 to 7680x4320, e.g. 1024x700");
+            },
+            "WxH"))
+        ->type_name("WxH")
         ->capture_default_str();
 }
 

@@ -53,6 +53,7 @@ struct GuiOptions {
 struct DemoOptions {
     std::string screenshotDir;
     int afterSeconds = 60;
+    std::string size = "1400x900"; // the window's size for the screenshots, WxH
 };
 
 struct SimCommandOptions {

@@ -5,7 +5,9 @@
 #include "views/main_window.h"
 
 #include <QPointer>
+
 #include <QThread>
+#include <memory>
 
 namespace callscope {
 
@@ -29,16 +31,28 @@ public:
     ~DashboardController() override { stop(); }
 
     void start(EpochMillis since) {
+        // Live starts now: a window of the milliseconds start() takes is none.
+        const qint64 ms = nowMillis() - since;
         stop();
-        m_windowMs = std::max<qint64>(0, nowMillis() - since);
+        m_windowMs = ms < 1000 ? 0 : ms;
         m_window->restart(m_windowMs);
+        // Snapshots the stopped backend posted before it stopped may still be
+        // queued: only the current generation's reach the window.
+        const std::uint64_t generation = ++*m_generation;
         m_thread = new QThread;
         m_backend = new DashboardBackend(m_config, m_options, since);
         m_backend->moveToThread(m_thread);
         QObject::connect(m_thread, &QThread::started, m_backend, &DashboardBackend::start);
         QObject::connect(m_backend, &DashboardBackend::snapshotReady, m_window,
-                         &MainWindow::takeSnapshot);
-        QObject::connect(m_backend, &DashboardBackend::callReady, m_window, &MainWindow::takeCall);
+                         [w = m_window, current = m_generation, generation](SnapshotPtr s) {
+                             if (*current == generation)
+                                 w->takeSnapshot(std::move(s));
+                         });
+        QObject::connect(m_backend, &DashboardBackend::callReady, m_window,
+                         [w = m_window, current = m_generation, generation](CallDetailPtr d) {
+                             if (*current == generation)
+                                 w->takeCall(std::move(d));
+                         });
         QObject::connect(m_backend, &DashboardBackend::status, m_window, &MainWindow::setStatus);
         QObject::connect(m_backend, &DashboardBackend::fatal, m_window, &MainWindow::showFatal);
         QObject::connect(m_window, &MainWindow::callRequested, m_backend,
@@ -84,6 +98,7 @@ private:
     MonitorOptions m_options;
     MainWindow* m_window;
     qint64 m_windowMs = 0; // how far back the current window starts; 0 = live
+    std::shared_ptr<std::uint64_t> m_generation = std::make_shared<std::uint64_t>(0);
     QThread* m_thread = nullptr;
     DashboardBackend* m_backend = nullptr;
     QMetaObject::Connection m_cancel, m_cancelReport;

@@ -21,9 +21,11 @@
 #include <QIcon>
 #include <QMessageBox>
 #include <QPointer>
+#include <QSize>
 #include <QThread>
 #include <QTimer>
 
+#include <cstdio>
 #include <future>
 #include <iostream>
 #include <mutex>
@@ -154,8 +156,10 @@ std::optional<std::pair<Config, QString>> chooseConfig() {
 
 int runDashboard(const Config& config, const QString& configPath, MonitorOptions options,
                  EpochMillis since, const QString& callId, const QString& screenshotDir,
-                 int afterSeconds) {
+                 int afterSeconds, QSize size = {}) {
     MainWindow window(sourcesText(config));
+    if (size.isValid())
+        window.resize(size);
     window.setDeployment(sourcesOf(config));
     DashboardController dashboard(config, options, &window);
     if (!configPath.isEmpty()) {
@@ -284,7 +288,10 @@ int runDemoCommand(int argc, char** argv, const DemoOptions& options) {
                 QCoreApplication::quit();
         });
         signalWatch.start(200);
-        code = runDashboard(config, {}, MonitorOptions{true}, 0, {}, dir, options.afterSeconds);
+        int w = 1400, h = 900;
+        std::sscanf(options.size.c_str(), "%dx%d", &w, &h); // checked by the option table
+        code = runDashboard(config, {}, MonitorOptions{true}, 0, {}, dir, options.afterSeconds,
+                            dir.isEmpty() ? QSize() : QSize(w, h));
     }
     stopSim = true;
     simulator.join();

@@ -264,7 +264,10 @@ int runWatchCommand(const WatchOptions& options) {
             if ((say || said) && h.state != was && h.state != SourceState::Down)
                 std::cerr << "callscope watch: " << h.source << " " << toString(h.state)
                           << (h.state == SourceState::Quiet
-                                  ? " (nothing new since " + formatIsoMillis(h.lastDataAt) + ")"
+                                  ? " (nothing new since " +
+                                        (h.lastDataAt == kNoTime ? std::string("it started")
+                                                                 : formatIsoMillis(h.lastDataAt)) +
+                                        ")"
                               : h.state == SourceState::Lagging && h.readTo != kNoTime
                                   ? " (read up to " + formatIsoMillis(h.readTo) + ")"
                                   : std::string())
@@ -272,7 +275,8 @@ int runWatchCommand(const WatchOptions& options) {
             was = h.state;
         }
         printPlaceholders(monitor.takeNewPlaceholders());
-        if (std::chrono::steady_clock::now() - lastRetention > std::chrono::seconds(60)) {
+        if (monitor.windowJudged() &&
+            std::chrono::steady_clock::now() - lastRetention > std::chrono::seconds(60)) {
             lastRetention = std::chrono::steady_clock::now();
             const EvictionStats before = monitor.evictions();
             monitor.applyRetention(nowMillis());

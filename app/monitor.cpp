@@ -86,7 +86,13 @@ void Monitor::readTo(const std::string& source, EpochMillis to) {
 
 void Monitor::loadProgress(const std::string& source, int percent) {
     std::lock_guard lock(m_mutex);
-    track(source).percent = percent;
+    Track& t = track(source);
+    t.percent = percent;
+    // Reading the window: the source answers again (its outage is over).
+    if (!t.last.source.empty() && !t.last.connected && t.last.note.empty()) {
+        t.last.connected = true;
+        t.last.lastError.clear();
+    }
 }
 
 void Monitor::receiptCoverage(EpochMillis from, EpochMillis to) {
@@ -136,30 +142,22 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
         }
         for (const DataGap& g : b.gaps) {
             m_gaps.lostByPartition[g.where] += g.lost();
-            // Shown like a health change: watch prints it, the dashboard shows it.
-            std::lock_guard lock(m_mutex);
-            m_health.push_back({"kafka", true, "", now, 0,
-                                std::to_string(g.lost()) + " messages of " + g.where +
-                                    " (offsets " + std::to_string(g.fromOffset) + "-" +
-                                    std::to_string(g.toOffset - 1) +
-                                    ") were deleted by retention before they were read"});
+            // A note like a health change: watch prints it, the dashboard shows it.
+            health({"kafka", true, "", now, 0,
+                    std::to_string(g.lost()) + " messages of " + g.where + " (offsets " +
+                        std::to_string(g.fromOffset) + "-" + std::to_string(g.toOffset - 1) +
+                        ") were deleted by retention before they were read"});
         }
-        if (m_live) { // when each source last brought something new (quiet)
-            EpochMillis pg = kNoTime;
-            for (const auto& r : b.records)
-                pg = std::max(pg, r.updatedAt);
-            for (const auto& a : b.attempts)
-                pg = std::max(pg, a.arrivedAt);
-            // (the record feed re-reads an overlap: only a newer time is news)
-            if (pg != kNoTime && pg > m_pgTrack.newestData) {
-                m_pgTrack.newestData = pg;
-                m_pgTrack.newestDataSeenAt = now;
-            }
-            if (!b.receipts.empty() || !b.callerEvents.empty())
-                m_kafkaTrack.newestDataSeenAt = now; // messages are read once
-        }
+        const StoreCounters before = m_store.counters();
         auto t = m_store.apply(b);
         touched.insert(touched.end(), t.begin(), t.end());
+        // When each source last brought something new (quiet): what the store
+        // took as a change, not a row the record feed read again in its overlap.
+        const StoreCounters& after = m_store.counters();
+        if (after.records + after.attempts > before.records + before.attempts)
+            m_pgTrack.newestDataSeenAt = now;
+        if (after.receipts + after.callerEvents > before.receipts + before.callerEvents)
+            m_kafkaTrack.newestDataSeenAt = now;
     }
     if (!judge)
         return;
@@ -324,6 +322,8 @@ void Monitor::judgeWindowWhenReady(EpochMillis now) {
         return;
     if (!ready)
         return;
+    // What the sources delivered before they said they had loaded.
+    applyQueued(now, m_windowJudged);
     // Messages name callIds whose record lies before the window: their
     // records are read by key (once PostgreSQL has loaded).
     if (pgLoaded) {

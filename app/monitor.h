@@ -144,7 +144,7 @@ private:
         EpochMillis loadedAt = kNoTime; // quiet counts from here or the last data
         SourceState shown = SourceState::Connecting;
         EpochMillis shownSince = kNoTime;
-        EpochMillis newestData = kNoTime, newestDataSeenAt = kNoTime; // model thread
+        EpochMillis newestDataSeenAt = kNoTime; // something new was last read (model thread)
         Millis quietAfter{0};
     };
     Track& track(const std::string& source) { return source == "kafka" ? m_kafkaTrack : m_pgTrack; }

@@ -113,8 +113,10 @@ QMenu* AnomaliesView::contextMenuFor(const QModelIndex& index) {
     for (const auto& inst : a.instances) {
         const QString name = qs(inst);
         // Shown escaped in the menu; the filter gets the raw name.
-        menu->addAction(tr("Only instance %1").arg(shownText(inst)), this,
-                        [this, name] { setInstanceFilter(name); });
+        // (an & in a name would mark a shortcut key: doubled, it is shown)
+        menu->addAction(tr("Only instance %1")
+                            .arg(shownText(inst).replace(QLatin1Char('&'), QStringLiteral("&&"))),
+                        this, [this, name] { setInstanceFilter(name); });
         if (menu->actions().size() > 12)
             break;
     }

@@ -57,38 +57,47 @@ QString diagnosisHtml(const Diagnosis& d, const CallHtmlStyle& style) {
     return h;
 }
 
-QString callTablesHtml(const CallTimeline& t, const Diagnosis& d, const std::string* resultSnapshot,
+QString callTablesHtml(const CallTimeline& t, const Diagnosis& d, const QString* resultSnapshotHtml,
                        const CallHtmlStyle& style) {
+    const auto timeCell = [&](EpochMillis at) {
+        return style.timeCell
+                   ? style.timeCell(at)
+                   : QStringLiteral("<td><tt>") + when(at) + QStringLiteral("</tt></td>");
+    };
     QString h = QStringLiteral("<h3>Evidence</h3>") + tableStart(style) +
                 header(style, {"time", "callId", "event"});
     if (d.evidence.empty())
         h += none(3);
     for (const Evidence& e : d.evidence)
-        h += QStringLiteral("<tr><td><tt>") + when(e.at) + QStringLiteral("</tt></td><td>") +
-             esc(e.callId) + QStringLiteral("</td><td>") + esc(e.what) +
-             QStringLiteral("</td></tr>");
+        h += QStringLiteral("<tr>") + timeCell(e.at) +
+             (style.callIdCell
+                  ? style.callIdCell(e.callId)
+                  : QString(QStringLiteral("<td>") + esc(e.callId) + QStringLiteral("</td>"))) +
+             QStringLiteral("<td>") + esc(e.what) + QStringLiteral("</td></tr>");
     h += QStringLiteral("</table><h3>Server record</h3>");
     if (!t.record.present) {
         h += QStringLiteral("<p>no record</p>");
     } else {
-        const auto row = [&](const char* name, const QString& value) {
-            h += QStringLiteral("<tr><td>") + QString::fromUtf8(name) +
-                 QStringLiteral("</td><td>") + value + QStringLiteral("</td></tr>");
+        // `cell` is the whole <td>: times bring their own.
+        const auto row = [&](const char* name, const QString& cell) {
+            h += QStringLiteral("<tr><td>") + QString::fromUtf8(name) + QStringLiteral("</td>") +
+                 cell + QStringLiteral("</tr>");
+        };
+        const auto plain = [](const QString& html) -> QString {
+            return QStringLiteral("<td>") + html + QStringLiteral("</td>");
         };
         h += tableStart(style);
-        row("status", QStringLiteral("<b>") + esc(t.record.status) + QStringLiteral("</b>"));
-        row("request digest",
-            (style.print ? QStringLiteral("<span class=digest>") : QStringLiteral("<tt>")) +
-                esc(t.record.digest) +
-                (style.print ? QStringLiteral("</span>") : QStringLiteral("</tt>")));
-        row("first source", esc(t.record.firstSource));
-        row("lock_version", QString::number(t.record.lockVersion));
-        row("created", when(t.record.createdAt));
-        row("updated", when(t.record.updatedAt));
-        row("expires", when(t.record.expireAt));
-        if (resultSnapshot)
-            row("result_snapshot",
-                QStringLiteral("<tt>") + esc(*resultSnapshot) + QStringLiteral("</tt>"));
+        row("status", plain(QStringLiteral("<b>") + esc(t.record.status) + QStringLiteral("</b>")));
+        row("request digest", style.digest ? style.digest(t.record.digest)
+                                           : plain(QStringLiteral("<tt>") + esc(t.record.digest) +
+                                                   QStringLiteral("</tt>")));
+        row("first source", plain(esc(t.record.firstSource)));
+        row("lock_version", plain(QString::number(t.record.lockVersion)));
+        row("created", timeCell(t.record.createdAt));
+        row("updated", timeCell(t.record.updatedAt));
+        row("expires", timeCell(t.record.expireAt));
+        if (resultSnapshotHtml)
+            row("result_snapshot", plain(*resultSnapshotHtml));
         h += QStringLiteral("</table>");
     }
     const auto lane = [&](const char* title, Lane l) {
@@ -98,8 +107,8 @@ QString callTablesHtml(const CallTimeline& t, const Diagnosis& d, const std::str
         for (const TimelineEntry& e : t.entries)
             if (e.lane == l) {
                 ++n;
-                h += QStringLiteral("<tr><td><tt>") + when(e.at) +
-                     QStringLiteral("</tt></td><td>") + esc(e.text) + QStringLiteral("</td></tr>");
+                h += QStringLiteral("<tr>") + timeCell(e.at) + QStringLiteral("<td>") +
+                     esc(e.text) + QStringLiteral("</td></tr>");
             }
         if (!n)
             h += none(2);

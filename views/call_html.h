@@ -19,6 +19,12 @@ struct CallHtmlStyle {
     // How a sibling callId is written: a link that opens it on screen, the
     // escaped id in a report.
     std::function<QString(const std::string& callId)> callId;
+    // Reports put times, callIds and digests in cells that never wrap (and
+    // elide what is too long); unset, the screen's forms. Each returns the
+    // whole cell (<td>…</td>) or, for the digest, its markup.
+    std::function<QString(EpochMillis at)> timeCell;
+    std::function<QString(const std::string& callId)> callIdCell;
+    std::function<QString(const std::string& digest)> digest;
 };
 
 // The verdict, each question with its answer (the decisive one in bold) and
@@ -26,9 +32,9 @@ struct CallHtmlStyle {
 QString diagnosisHtml(const Diagnosis& diagnosis, const CallHtmlStyle& style);
 
 // The evidence that decided the diagnosis, the server record (with the
-// result snapshot when one is given) and the attempts, receipts and caller
-// events in time order.
+// result snapshot when one is given, as markup: a report's payload or its
+// redaction note) and the attempts, receipts and caller events in time order.
 QString callTablesHtml(const CallTimeline& timeline, const Diagnosis& diagnosis,
-                       const std::string* resultSnapshot, const CallHtmlStyle& style);
+                       const QString* resultSnapshotHtml, const CallHtmlStyle& style);
 
 } // namespace callscope

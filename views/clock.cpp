@@ -93,9 +93,13 @@ QString liveSummary(const Anomaly& a, EpochMillis now) {
     if (a.since == kNoTime)
         return s;
     const EpochMillis end = a.open || a.resolvedAt == kNoTime ? now : a.resolvedAt;
+    // The time of day alone when the wait began the day it is shown, else the date too.
+    const bool sameDay = inZone(a.since).date() == inZone(now).date();
     return s + (a.open ? QStringLiteral("; for ") : QStringLiteral("; lasted ")) +
            humanDuration(end - a.since) + QStringLiteral(" since ") +
-           displayTimeOfDay(a.since, TimeDetail::Seconds) + QLatin1Char(' ') + zoneLabel(a.since);
+           (sameDay ? displayTimeOfDay(a.since, TimeDetail::Seconds)
+                    : displayDateTime(a.since, TimeDetail::Seconds)) +
+           QLatin1Char(' ') + zoneLabel(a.since);
 }
 
 QString humanDuration(std::int64_t ms) {

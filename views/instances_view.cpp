@@ -128,9 +128,10 @@ InstancesView::InstancesView(QWidget* parent)
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(true);
-    m_table->setColumnWidth(0, 240);
+    // Every column fits at 1024 px; the last one stretches.
+    m_table->setColumnWidth(0, 200);
     for (int c = 1; c < InstanceTableModel::ColumnCount - 1; ++c)
-        m_table->setColumnWidth(c, 120);
+        m_table->setColumnWidth(c, c == InstanceTableModel::Role ? 100 : 125);
     m_table->setAlternatingRowColors(true);
     fixSortArrows(m_table->horizontalHeader());
     auto* hint = new QLabel(tr("Callers and servers. Select an instance to filter the anomalies "

@@ -88,17 +88,6 @@ QPalette printPalette() {
     return p;
 }
 
-TimeAxis fitted(const CallTimeline& t, double width) {
-    TimeAxis a;
-    a.width = width;
-    EpochMillis to = t.from;
-    for (const TimelineEntry& e : t.entries)
-        to = std::max({to, e.at, e.until});
-    if (t.from != kNoTime)
-        a.fit(t.from, to);
-    return a;
-}
-
 QSet<QString> outlinedOf(const ReportCall& c) {
     return c.anomalies.empty() ? QSet<QString>{}
                                : evidenceKeys(c.anomalies.front().evidence, c.timeline.callId);
@@ -187,275 +176,11 @@ private:
 };
 
 // ---- the legend: band colours and marker shapes, once per report ----
-//
-// Drawn here with the shapes and colours of views/timeline_painter.cpp
-// (drawMarker, the band fill, the evidence outline), for the PDF and as
-// inline SVG for HTML.
-
-enum class Glyph : std::uint8_t {
-    Band,           // a state band in the state's colour
-    Marker,         // an attempt or receipt marker
-    Hollow,         // a duplicate: no fill
-    Thick,          // out of order: a thicker outline
-    Duration,       // an attempt's execution time
-    Mark,           // text drawn as the glyph ("v2", "↺", "×2")
-    EvidenceMarker, // the orange outline around a marker
-    EvidenceBand,   // the orange outline at a band's start
-    None            // text only
-};
-
-struct LegendItem {
-    Glyph glyph{};
-    std::string state; // the band's colour or the marker's shape
-    Lane lane{};
-    QString mark;
-    QString label;
-};
-
-struct LegendRow {
-    QString title;
-    std::vector<LegendItem> items;
-};
-
-QString wordsOf(std::string_view state) {
-    return qs(state).toLower().replace(QLatin1Char('_'), QLatin1Char(' '));
-}
-
-const std::vector<LegendRow>& legendRows() {
-    static const std::vector<LegendRow> rows = [] {
-        std::vector<LegendRow> v;
-        LegendRow server{QStringLiteral("server record"), {}};
-        server.items.push_back({Glyph::Band, "ABSENT", Lane::ServerRecord, {}, qs("ABSENT")});
-        for (const std::string_view s : kRecordStatusNames)
-            server.items.push_back({Glyph::Band, std::string(s), Lane::ServerRecord, {}, qs(s)});
-        server.items.push_back({Glyph::Band, "EXPIRED", Lane::ServerRecord, {}, qs("EXPIRED")});
-        v.push_back(std::move(server));
-
-        LegendRow caller{QStringLiteral("caller view"), {}};
-        for (const std::string_view s : kCallerStateNames)
-            caller.items.push_back({Glyph::Band, std::string(s), Lane::CallerView, {}, qs(s)});
-        v.push_back(std::move(caller));
-
-        LegendRow attempts{QStringLiteral("attempts"), {}};
-        for (const std::string_view s : kAttemptOutcomeNames)
-            attempts.items.push_back(
-                {Glyph::Marker, std::string(s), Lane::Attempt, {}, wordsOf(s)});
-        attempts.items.push_back(
-            {Glyph::Duration, "EXECUTED", Lane::Attempt, {}, QStringLiteral("execution time")});
-        v.push_back(std::move(attempts));
-
-        LegendRow receipts{QStringLiteral("receipts"), {}};
-        receipts.items.push_back({Glyph::Marker,
-                                  "SUCCESS",
-                                  Lane::Receipt,
-                                  {},
-                                  QStringLiteral("receipt (outline: its status colour)")});
-        receipts.items.push_back(
-            {Glyph::Mark, {}, Lane::Receipt, QStringLiteral("v2"), QStringLiteral("version")});
-        receipts.items.push_back({Glyph::Mark,
-                                  {},
-                                  Lane::Receipt,
-                                  QStringLiteral("\u21ba"),
-                                  QStringLiteral("out of order")});
-        receipts.items.push_back({Glyph::Mark,
-                                  {},
-                                  Lane::Receipt,
-                                  QStringLiteral("\u00d72"),
-                                  QStringLiteral("duplicate")});
-        v.push_back(std::move(receipts));
-
-        LegendRow markers{QStringLiteral("any marker"), {}};
-        markers.items.push_back(
-            {Glyph::Hollow, "EXECUTED", Lane::Attempt, {}, QStringLiteral("hollow: duplicate")});
-        markers.items.push_back({Glyph::Thick,
-                                 "EXECUTED",
-                                 Lane::Attempt,
-                                 {},
-                                 QStringLiteral("thick outline: out of order")});
-        markers.items.push_back(
-            {Glyph::None,
-             {},
-             Lane::Attempt,
-             {},
-             QStringLiteral(
-                 "fill: the source instance\u2019s colour (named under each timeline)")});
-        v.push_back(std::move(markers));
-
-        LegendRow evidence{QStringLiteral("evidence"), {}};
-        evidence.items.push_back({Glyph::EvidenceMarker,
-                                  "EXECUTED",
-                                  Lane::Attempt,
-                                  {},
-                                  QStringLiteral("orange outline: an event the anomaly rests on")});
-        evidence.items.push_back(
-            {Glyph::EvidenceBand,
-             "SUCCESS",
-             Lane::ServerRecord,
-             {},
-             QStringLiteral("at a band\u2019s start: a state change it rests on")});
-        v.push_back(std::move(evidence));
-        return v;
-    }();
-    return rows;
-}
-
-struct LegendLayout {
-    struct Placed {
-        const LegendItem* item = nullptr;
-        QRectF glyph, text;
-    };
-    std::vector<std::pair<QRectF, QString>> titles;
-    std::vector<Placed> items;
-    double height = 0;
-};
-
-constexpr double kLegendTitleWidth = 110; // the timeline's lane label column
-constexpr double kLegendLine = 20, kGlyphWidth = 24, kGlyphGap = 4, kItemGap = 14;
-const QColor kEvidenceOrange(0xff, 0x8c, 0x00);
-// Markers take their source instance's colour; the legend shows a neutral one.
-const QColor kSampleInstance(0x7f, 0x7f, 0x7f);
+// (the painter's own: views/timeline_painter.h paintFullKey)
 
 QFont legendFont(QFont base) {
     base.setPixelSize(9); // the size of the timelines' text, whatever the device
     return base;
-}
-
-// Items flow left to right after the row's title and wrap under it.
-LegendLayout layoutLegend(const QFontMetricsF& fm, double width) {
-    LegendLayout out;
-    const double left = kLegendTitleWidth;
-    const double right = std::max(width, left + 200);
-    double y = 0;
-    for (const LegendRow& row : legendRows()) {
-        out.titles.push_back({QRectF(0, y, kLegendTitleWidth - 8, kLegendLine), row.title});
-        double x = left;
-        for (const LegendItem& it : row.items) {
-            const double glyph = it.glyph == Glyph::None ? 0 : kGlyphWidth + kGlyphGap;
-            const double text = std::ceil(fm.horizontalAdvance(it.label)) + 2;
-            if (x > left && x + glyph + text > right) {
-                x = left;
-                y += kLegendLine;
-            }
-            out.items.push_back({&it, QRectF(x, y, glyph - kGlyphGap, kLegendLine),
-                                 QRectF(x + glyph, y, text, kLegendLine)});
-            x += glyph + text + kItemGap;
-        }
-        y += kLegendLine;
-    }
-    out.height = y + 4;
-    return out;
-}
-
-// The marker shapes of timeline_painter.cpp's drawMarker.
-void drawMarkerShape(QPainter& p, const QPointF& c, const std::string& state, Lane lane, double r) {
-    if (lane == Lane::Receipt) {
-        QPainterPath tri;
-        tri.moveTo(c.x(), c.y() - r);
-        tri.lineTo(c.x() + r, c.y() + r * 0.8);
-        tri.lineTo(c.x() - r, c.y() + r * 0.8);
-        tri.closeSubpath();
-        p.drawPath(tri);
-        return;
-    }
-    if (state == "EXECUTED") {
-        p.drawEllipse(c, r, r);
-    } else if (state == "REOCCUPIED") {
-        QPolygonF d;
-        d << QPointF(c.x(), c.y() - r) << QPointF(c.x() + r, c.y()) << QPointF(c.x(), c.y() + r)
-          << QPointF(c.x() - r, c.y());
-        p.drawPolygon(d);
-    } else if (state == "REPLAYED") {
-        p.drawRect(QRectF(c.x() - r * 0.8, c.y() - r * 0.8, r * 1.6, r * 1.6));
-    } else if (state == "DIGEST_CONFLICT") {
-        p.drawLine(QPointF(c.x() - r, c.y() - r), QPointF(c.x() + r, c.y() + r));
-        p.drawLine(QPointF(c.x() - r, c.y() + r), QPointF(c.x() + r, c.y() - r));
-    } else { // IN_PROGRESS: a ring
-        p.save();
-        p.setBrush(Qt::NoBrush);
-        p.drawEllipse(c, r, r);
-        p.restore();
-    }
-}
-
-void drawGlyph(QPainter& p, const LegendItem& it, const QRectF& r, const QColor& text) {
-    const QPointF c = r.center();
-    const QRectF band(r.left() + 1, r.top() + 4, r.width() - 2, r.height() - 8);
-    const auto marker = [&](const QPointF& at, double width, bool hollow) {
-        p.setPen(QPen(it.lane == Lane::Receipt ? stateColor(it.state) : kSampleInstance.darker(140),
-                      width));
-        p.setBrush(hollow ? QBrush(Qt::NoBrush) : QBrush(kSampleInstance));
-        drawMarkerShape(p, at, it.state, it.lane, 5);
-    };
-    switch (it.glyph) {
-    case Glyph::Band: {
-        const QColor fill = stateColor(it.state);
-        p.setPen(QPen(fill.darker(130), 1));
-        p.setBrush(fill);
-        p.drawRect(band);
-        break;
-    }
-    case Glyph::Marker:
-        marker(c, 1.5, false);
-        break;
-    case Glyph::Hollow:
-        marker(c, 1.5, true);
-        break;
-    case Glyph::Thick:
-        marker(c, 2.5, false);
-        break;
-    case Glyph::Duration: {
-        const QPointF start(r.left() + 6, c.y());
-        p.setPen(QPen(kSampleInstance, 3, Qt::SolidLine, Qt::FlatCap));
-        p.drawLine(start, QPointF(r.right(), c.y()));
-        marker(start, 1.5, false);
-        break;
-    }
-    case Glyph::Mark:
-        p.setPen(text);
-        p.drawText(r, Qt::AlignCenter | Qt::TextDontClip, it.mark);
-        break;
-    case Glyph::EvidenceMarker:
-        p.setPen(QPen(kSampleInstance.darker(140), 1.5));
-        p.setBrush(kSampleInstance);
-        drawMarkerShape(p, c, it.state, it.lane, 4);
-        p.setPen(QPen(kEvidenceOrange, 2));
-        p.setBrush(Qt::NoBrush);
-        p.drawRoundedRect(QRectF(c.x() - 7, c.y() - 8, 14, 16), 3, 3);
-        break;
-    case Glyph::EvidenceBand: {
-        const QColor fill = stateColor(it.state);
-        const QRectF b = band.adjusted(7, 0, 0, 0);
-        p.setPen(QPen(fill.darker(130), 1));
-        p.setBrush(fill);
-        p.drawRect(b);
-        p.setPen(QPen(kEvidenceOrange, 2));
-        p.setBrush(Qt::NoBrush);
-        p.drawRect(QRectF(b.left() - 3, b.top() - 3, 6, b.height() + 6));
-        break;
-    }
-    case Glyph::None:
-        break;
-    }
-}
-
-void paintLegend(QPainter& p, const QPointF& at, const LegendLayout& l, const QFont& font) {
-    const QColor text = printPalette().color(QPalette::WindowText);
-    p.save();
-    p.setRenderHint(QPainter::Antialiasing, true);
-    p.translate(at);
-    p.setFont(font);
-    for (const auto& [rect, title] : l.titles) {
-        p.setPen(text);
-        p.drawText(rect, Qt::AlignRight | Qt::AlignVCenter, title);
-    }
-    for (const LegendLayout::Placed& x : l.items) {
-        p.save();
-        drawGlyph(p, *x.item, x.glyph, text);
-        p.restore();
-        p.setPen(text);
-        p.drawText(x.text, Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, x.item->label);
-    }
-    p.restore();
 }
 
 // ---- shared HTML fragments (the PDF lays them out with QTextDocument) ----
@@ -530,7 +255,8 @@ QString callHeadHtml(const ReportCall& c, const TokenWriter& token) {
     if (!t.bizNo.empty())
         h += QStringLiteral("<p>bizNo <span class=\"nw\">") + token(t.bizNo, Token::Line) +
              QStringLiteral("</span></p>");
-    CallHtmlStyle style{true, {}};
+    CallHtmlStyle style;
+    style.print = true;
     style.callId = [&token](const std::string& id) -> QString {
         return QStringLiteral("<span class=\"nw\">") + token(id, Token::Cell) +
                QStringLiteral("</span>");
@@ -576,72 +302,26 @@ QString statesHtml(const CallTimeline& t) {
     return h;
 }
 
-// The call's evidence, server record and lanes, as views/call_html.cpp writes
-// them for the drill-down, but in the report's own terms: times in the
-// display zone in cells that never wrap, callIds and digests that never wrap
-// (elided when too long), and a redaction note that fits the surface.
+// The call's evidence, server record and lanes (views/call_html.cpp), in the
+// report's terms: times in cells that never wrap, callIds and digests that
+// never wrap (elided when too long), and a redaction note that fits the surface.
 QString reportTablesHtml(const Report& r, const ReportCall& c, const TokenWriter& token) {
-    const CallTimeline& t = c.timeline;
-    const auto none = [](int columns) -> QString {
-        return QStringLiteral("<tr><td colspan=%1>none</td></tr>").arg(columns);
+    CallHtmlStyle style;
+    style.print = true;
+    style.timeCell = timeCell;
+    style.callIdCell = [&token](const std::string& id) -> QString {
+        return QStringLiteral("<td class=\"nw\">") + token(id, Token::Cell) +
+               QStringLiteral("</td>");
     };
-    QString h = QStringLiteral("<h3>Evidence</h3><table class=grid>"
-                               "<tr><th>time</th><th>callId</th><th>event</th></tr>");
-    if (c.diagnosis.evidence.empty())
-        h += none(3);
-    for (const Evidence& e : c.diagnosis.evidence)
-        h += QStringLiteral("<tr>") + timeCell(e.at) + QStringLiteral("<td class=\"nw\">") +
-             token(e.callId, Token::Cell) + QStringLiteral("</td><td>") + esc(e.what) +
-             QStringLiteral("</td></tr>");
-    h += QStringLiteral("</table><h3>Server record</h3>");
-    if (!t.record.present) {
-        h += QStringLiteral("<p>no record</p>");
-    } else {
-        // `cell` is the whole <td>: times and digests bring their own.
-        const auto row = [&h](const char* name, const QString& cell) {
-            h += QStringLiteral("<tr><td>") + QString::fromUtf8(name) + QStringLiteral("</td>") +
-                 cell + QStringLiteral("</tr>");
-        };
-        const auto plain = [](const QString& html) -> QString {
-            return QStringLiteral("<td>") + html + QStringLiteral("</td>");
-        };
-        h += QStringLiteral("<table class=grid>");
-        row("status", plain(QStringLiteral("<b>") + esc(t.record.status) + QStringLiteral("</b>")));
-        row("request digest", QStringLiteral("<td class=\"nw\"><span class=digest>") +
-                                  token(t.record.digest, Token::Digest) +
-                                  QStringLiteral("</span></td>"));
-        row("first source", plain(esc(t.record.firstSource)));
-        row("lock_version", plain(QString::number(t.record.lockVersion)));
-        row("created", timeCell(t.record.createdAt));
-        row("updated", timeCell(t.record.updatedAt));
-        row("expires", timeCell(t.record.expireAt));
-        QString snapshot;
-        if (c.resultSnapshot == kRedacted)
-            snapshot =
-                QStringLiteral("<i>") + redactedNote(r).toHtmlEscaped() + QStringLiteral("</i>");
-        else
-            snapshot = QStringLiteral("<tt>") + esc(c.resultSnapshot) + QStringLiteral("</tt>");
-        row("result_snapshot", plain(snapshot));
-        h += QStringLiteral("</table>");
-    }
-    const auto lane = [&](const char* title, Lane l) {
-        h += QStringLiteral("<h3>") + QString::fromUtf8(title) +
-             QStringLiteral("</h3><table class=grid><tr><th>time</th><th>event</th></tr>");
-        int n = 0;
-        for (const TimelineEntry& e : t.entries)
-            if (e.lane == l) {
-                ++n;
-                h += QStringLiteral("<tr>") + timeCell(e.at) + QStringLiteral("<td>") +
-                     esc(e.text) + QStringLiteral("</td></tr>");
-            }
-        if (!n)
-            h += none(2);
-        h += QStringLiteral("</table>");
+    style.digest = [&token](const std::string& digest) -> QString {
+        return QStringLiteral("<td class=\"nw\"><span class=digest>") +
+               token(digest, Token::Digest) + QStringLiteral("</span></td>");
     };
-    lane("Attempts", Lane::Attempt);
-    lane("Receipts", Lane::Receipt);
-    lane("Caller events", Lane::CallerView);
-    return h;
+    const QString snapshot =
+        c.resultSnapshot == kRedacted
+            ? QStringLiteral("<i>") + redactedNote(r).toHtmlEscaped() + QStringLiteral("</i>")
+            : QStringLiteral("<tt>") + esc(c.resultSnapshot) + QStringLiteral("</tt>");
+    return callTablesHtml(c.timeline, c.diagnosis, &snapshot, style);
 }
 
 // "nw" (no wrap) is set on cells, headings and spans: QTextDocument honours it
@@ -710,12 +390,13 @@ public:
     // The legend with its heading, kept on one page.
     void legend() {
         const QFont f = legendFont(m_font);
-        const LegendLayout l = layoutLegend(QFontMetricsF(f), m_body.width());
-        if (m_y + l.height + 50 > m_body.bottom() && m_y > m_body.top()) // with its heading
+        const double height = fullKeyHeight(f, m_body.width());
+        if (m_y + height + 50 > m_body.bottom() && m_y > m_body.top()) // with its heading
             newPage();
         html(QStringLiteral("<h2>Legend</h2>"));
-        paintLegend(m_painter, QPointF(m_body.left(), m_y), l, f);
-        m_y += l.height + 6;
+        paintFullKey(m_painter, QRectF(m_body.left(), m_y, m_body.width(), height), f,
+                     printPalette());
+        m_y += height + 6;
     }
 
     void timeline(const ReportCall& c) {
@@ -726,8 +407,9 @@ public:
         QFont f = m_font;
         f.setPointSizeF(7);
         m_painter.setFont(f);
-        paintTimeline(m_painter, layout, c.timeline, fitted(c.timeline, layout.serverLane.width()),
-                      outlinedOf(c), printPalette());
+        paintTimeline(m_painter, layout, c.timeline,
+                      fittedAxis(c.timeline, layout.serverLane.width()), outlinedOf(c),
+                      printPalette());
         m_painter.setFont(m_font);
         m_y += kTimelineHeight + 4;
     }
@@ -805,10 +487,10 @@ QString inlineSvg(const QSize& size, const QString& escapedTitle,
 
 QString legendSvg(double width) {
     const QFont f = legendFont(QFont());
-    const LegendLayout l = layoutLegend(QFontMetricsF(f), width - 8);
-    return inlineSvg(QSize(int(width), int(std::ceil(l.height))),
-                     QStringLiteral("legend of the timelines"),
-                     [&](QPainter& p) { paintLegend(p, QPointF(4, 0), l, f); });
+    const double height = fullKeyHeight(f, width - 8);
+    return inlineSvg(
+        QSize(int(width), int(std::ceil(height))), QStringLiteral("legend of the timelines"),
+        [&](QPainter& p) { paintFullKey(p, QRectF(4, 0, width - 8, height), f, printPalette()); });
 }
 
 } // namespace
@@ -818,8 +500,8 @@ QString timelineSvg(const CallTimeline& t, const QSet<QString>& outlined, double
                      QStringLiteral("timeline of ") + esc(t.callId), [&](QPainter& p) {
                          const TimelineLayout layout =
                              TimelineLayout::forRect(QRectF(0, 0, width, kTimelineHeight));
-                         paintTimeline(p, layout, t, fitted(t, layout.serverLane.width()), outlined,
-                                       printPalette());
+                         paintTimeline(p, layout, t, fittedAxis(t, layout.serverLane.width()),
+                                       outlined, printPalette());
                      });
 }
 

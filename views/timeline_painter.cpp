@@ -247,6 +247,42 @@ double layoutKey(QPainter* p, const QFontMetricsF& fm, const QRectF& area, doubl
     return y - area.top();
 }
 
+// Every band state of each lane and every mark: the legend a report prints
+// once for all its timelines.
+std::vector<KeyRow> fullKeyRows() {
+    std::vector<KeyRow> rows;
+    KeyRow server{QStringLiteral("server record"), {}};
+    server.items.push_back({KeyIcon::Band, "ABSENT", QStringLiteral("ABSENT")});
+    for (const std::string_view s : kRecordStatusNames)
+        server.items.push_back({KeyIcon::Band, std::string(s), qs(s)});
+    server.items.push_back({KeyIcon::Band, "EXPIRED", QStringLiteral("EXPIRED")});
+    rows.push_back(std::move(server));
+    KeyRow caller{QStringLiteral("caller view"), {}};
+    for (const std::string_view s : kCallerStateNames)
+        caller.items.push_back({KeyIcon::Band, std::string(s), qs(s)});
+    rows.push_back(std::move(caller));
+    KeyRow attempts{QStringLiteral("attempts"), {}};
+    for (const std::string_view s : kAttemptOutcomeNames)
+        attempts.items.push_back({KeyIcon::Attempt, std::string(s),
+                                  qs(s).toLower().replace(QLatin1Char('_'), QLatin1Char(' '))});
+    attempts.items.push_back({KeyIcon::Duration, {}, QStringLiteral("execution time")});
+    rows.push_back(std::move(attempts));
+    KeyRow marks{QStringLiteral("marks"), {}};
+    marks.items.push_back(
+        {KeyIcon::Receipt, {}, QStringLiteral("receipt (outline: its status; vN = version)")});
+    marks.items.push_back({KeyIcon::Duplicate, {}, QStringLiteral("duplicate (hollow, \u00d72)")});
+    marks.items.push_back(
+        {KeyIcon::OutOfOrder, {}, QStringLiteral("out of order (thick, \u21ba)")});
+    marks.items.push_back({KeyIcon::CallerEdge, {}, QStringLiteral("caller event (band edge)")});
+    marks.items.push_back(
+        {KeyIcon::Evidence, {}, QStringLiteral("evidence: an event the anomaly rests on")});
+    marks.items.push_back({KeyIcon::Now, {}, QStringLiteral("now (still open)")});
+    rows.push_back(std::move(marks));
+    return rows;
+}
+
+constexpr double kFullKeyLabels = 110; // the timelines' lane label column
+
 TickPlan ticksFor(const TimeAxis& axis, const QFontMetricsF& fm) {
     return planTicks(axis, displayOffsetMs(axis.from), [&](const TickFormat& f) {
         return fm.horizontalAdvance(tickLabel(axis.from, f)) + 8;
@@ -254,6 +290,19 @@ TickPlan ticksFor(const TimeAxis& axis, const QFontMetricsF& fm) {
 }
 
 } // namespace
+
+double fullKeyHeight(const QFont& font, double width) {
+    return layoutKey(nullptr, QFontMetricsF(font), QRectF(0, 0, width, 0), kFullKeyLabels,
+                     fullKeyRows(), nullptr);
+}
+
+void paintFullKey(QPainter& p, const QRectF& area, const QFont& font, const QPalette& pal) {
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing, true);
+    p.setFont(font);
+    layoutKey(&p, QFontMetricsF(font), area, kFullKeyLabels, fullKeyRows(), &pal);
+    p.restore();
+}
 
 std::int64_t displayOffsetMs(EpochMillis t) {
     if (displayZone() == DisplayZone::Utc)
@@ -408,6 +457,10 @@ void paintTimeline(QPainter& p, const TimelineLayout& l, const CallTimeline& t,
     const QFontMetricsF sfm(small);
     label(l.axisRow, zoneLabel(axis.from));
     const TickPlan ticks = ticksFor(axis, sfm);
+    // The "now" label takes its place in the axis row: a tick label under it is left out.
+    const bool nowShown = options.now != kNoTime && axis.visible(options.now);
+    const double nowX = nowShown ? X(options.now) : 0;
+    const double nowHalf = QFontMetricsF(small).horizontalAdvance(QStringLiteral("now")) / 2 + 8;
     for (EpochMillis tk = ticks.first; tk < axis.to; tk += ticks.step) {
         const double x = X(tk);
         p.setPen(QPen(grid, 1, Qt::DotLine));
@@ -418,6 +471,8 @@ void paintTimeline(QPainter& p, const TimelineLayout& l, const CallTimeline& t,
         // Whole labels only: one near an end moves inside rather than being cut.
         const double left = std::clamp(x - w / 2, l.axisRow.left(),
                                        std::max(l.axisRow.left(), l.axisRow.right() + 6 - w));
+        if (nowShown && left < nowX + nowHalf && left + w > nowX - nowHalf)
+            continue;
         p.drawText(QRectF(left, l.axisRow.top(), w, l.axisRow.height()), Qt::AlignCenter, s);
     }
     p.setFont(font);

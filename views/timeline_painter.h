@@ -66,6 +66,11 @@ TimeAxis fittedAxis(const CallTimeline& t, double width);
 double timelineKeyHeight(const CallTimeline& t, const QSet<QString>& outlined, EpochMillis now,
                          const QFont& font, double width);
 
+// The legend of every band state and mark, for a report to print once: the
+// height it takes at `width` in `font`, and painting it into `area`.
+double fullKeyHeight(const QFont& font, double width);
+void paintFullKey(QPainter& p, const QRectF& area, const QFont& font, const QPalette& pal);
+
 // A tick label for `t` (exposed for tests): "22:52:24.771", "12-03 22:52",
 // "2026-12-03", in the display zone.
 QString tickLabel(EpochMillis t, TickFormat format);

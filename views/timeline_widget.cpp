@@ -238,7 +238,7 @@ std::unique_ptr<QMenu> TimelineWidget::contextMenuAt(const QPoint& pos) {
     if (k >= 0) {
         const QString text = entryText(k, false);
         QAction* copyEvent = menu->addAction(tr("Copy event"));
-        copyEvent->setToolTip(text);
+        copyEvent->setToolTip(plainTip(text));
         connect(copyEvent, &QAction::triggered, this,
                 [text] { QApplication::clipboard()->setText(text); });
     }

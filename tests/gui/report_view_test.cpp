@@ -204,14 +204,31 @@ TEST(ReportView, HtmlHasOneLegendOfBandColoursAndMarkerShapes) {
     EXPECT_LT(html.indexOf(QStringLiteral("<section class=\"legend\">")),
               html.indexOf(QStringLiteral("<section class=\"call\"")));
     EXPECT_TRUE(legend.contains(QStringLiteral("<svg")));
-    for (const char* word :
-         {"server record",     "caller view",     "ABSENT",           "PROCESSING",
-          "SUCCESS",           "FAILED",          "EXPIRED",          "INITIATED",
-          "AWAITING_RESPONSE", "TIMEOUT_UNKNOWN", "AWAITING_RECEIPT", "CONFIRMED_SUCCESS",
-          "CONFIRMED_FAILED",  "ESCALATED",       "executed",         "in progress",
-          "replayed",          "digest conflict", "reoccupied",       "execution time",
-          "receipt",           "duplicate",       "out of order",     "evidence",
-          "orange outline"})
+    for (const char* word : {"server record",
+                             "caller view",
+                             "ABSENT",
+                             "PROCESSING",
+                             "SUCCESS",
+                             "FAILED",
+                             "EXPIRED",
+                             "INITIATED",
+                             "AWAITING_RESPONSE",
+                             "TIMEOUT_UNKNOWN",
+                             "AWAITING_RECEIPT",
+                             "CONFIRMED_SUCCESS",
+                             "CONFIRMED_FAILED",
+                             "ESCALATED",
+                             "executed",
+                             "in progress",
+                             "replayed",
+                             "digest conflict",
+                             "reoccupied",
+                             "execution time",
+                             "receipt",
+                             "duplicate",
+                             "out of order",
+                             "evidence",
+                             "now"})
         EXPECT_TRUE(legend.contains(QLatin1String(word))) << word;
     // The marker shapes are drawn (the receipt triangle is a path).
     EXPECT_TRUE(legend.contains(QStringLiteral("<path")));

@@ -12,6 +12,8 @@
 #include "views/drilldown_view.h"
 #include "views/main_window.h"
 #include "views/overview_view.h"
+#include "views/palette.h"
+#include "views/timeline_widget.h"
 
 #include <QApplication>
 #include <QElapsedTimer>
@@ -513,4 +515,14 @@ TEST(Dashboard, ASourceWithNothingNewTurnsQuiet) {
         << pg->toolTip().toStdString();
     QApplication::processEvents(); // the toolbar lays its labels out again
     window.grab().save(QStringLiteral("gui-stack-quiet.png"));
+
+    // The stuck record, still open: its timeline runs to a "now" line, with
+    // the legend of its bands and marks under it.
+    ASSERT_GE(window.anomalyModel()->rowCount(), 1);
+    const QString callId = qs(window.anomalyModel()->anomaly(0).callIds.front());
+    window.openCall(callId);
+    ASSERT_TRUE(waitFor([&] { return window.drilldown()->currentCallId() == callId; }, 30'000));
+    EXPECT_GE(window.drilldown()->timeline()->nowX(), 0.0) << "the now line is drawn";
+    QApplication::processEvents();
+    window.grab().save(QStringLiteral("gui-stack-drilldown-now.png"));
 }
