@@ -43,9 +43,13 @@ Verdict judgeExpiredReplay(const CallFacts& call) {
     }
     for (const CallEvent& e : call.events)
         if (e.type == EventType::Record) {
+            // Its window as a length (times are the surfaces' to show, in
+            // their zone): created when, relative to this write.
             Evidence x = call.evidence(e);
-            x.what += ", created " + formatIsoMillis(createdAt) +
-                      (expireAt != kNoTime ? ", expires " + formatIsoMillis(expireAt) : "");
+            if (expireAt != kNoTime)
+                x.what += ", window " + formatDuration(Millis{expireAt - createdAt});
+            if (x.at > createdAt)
+                x.what += ", created " + formatDuration(Millis{x.at - createdAt}) + " before";
             f.evidence.push_back(std::move(x));
             break;
         }
