@@ -227,26 +227,6 @@ void Monitor::sourceFailed(const std::string& source, const SourceError& e) {
     m_fatalIsConfig = e.configError;
 }
 
-void Monitor::startFollowing() {
-    m_stop = false;
-    if (m_config.readsPostgres())
-        m_threads.emplace_back([this] {
-            try {
-                m_postgres.follow(*this, m_stop);
-            } catch (const SourceError& e) {
-                sourceFailed("postgres", e);
-            }
-        });
-    if (m_config.readsKafka())
-        m_threads.emplace_back([this] {
-            try {
-                m_kafka.follow(*this, m_stop);
-            } catch (const SourceError& e) {
-                sourceFailed("kafka", e);
-            }
-        });
-}
-
 void Monitor::liveThread(const std::string& source, EpochMillis since) {
     const bool pg = source == "postgres";
     for (Backoff retry; !m_stop;) {

@@ -67,8 +67,6 @@ public:
     // Reads [since, until) from both sources in parallel, fetches the records
     // of callIds seen only in messages, and judges everything (scan).
     void loadWindow(EpochMillis since, EpochMillis until, const std::atomic<bool>& cancel);
-    // Follows both sources on their own threads until stop().
-    void startFollowing();
     // Live modes (watch, the dashboard): each source loads the window since
     // `since` on its own thread, retrying while it is down, then follows. The
     // window is judged once every source has loaded or is down, so one

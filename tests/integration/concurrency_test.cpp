@@ -37,11 +37,8 @@ TEST(Concurrency, ColdLookupsAndExportWhileFollowing) {
     ASSERT_FALSE(before.receipts.empty());
 
     Monitor m(config);
-    m.connect();
     std::atomic<bool> cancel{false};
-    const EpochMillis now = nowMillis();
-    m.loadWindow(now, now + 1, cancel); // an empty window: everything so far is cold
-    m.startFollowing();
+    m.startLive(nowMillis()); // an empty window: everything so far is cold
     std::atomic<bool> simulating{true};
     std::thread traffic([&] {
         SimOptions live = o;
