@@ -49,29 +49,46 @@ std::uint32_t CallStore::callFor(std::string_view callId, EpochMillis t) {
 namespace {
 
 // Calls by a key (digest or bizNo id): the first owner inline, all owners in
-// a side map once a second call shares the key.
+// a side map once a second call shares the key. A call joins a key once (it
+// may come back after its bizNo changed twice): a short list is searched, a
+// long one (a placeholder "N/A" shared by 100k calls) asks `members`, so
+// adding stays O(1) however many share the key.
+constexpr std::size_t kSearchedOwners = 16;
+
 void addOwner(std::vector<std::uint32_t>& owners,
               std::unordered_map<std::uint32_t, std::vector<std::uint32_t>>& shared,
-              std::uint32_t key, std::uint32_t call) {
+              std::unordered_set<std::uint64_t>& members, std::uint32_t key, std::uint32_t call) {
     if (owners.size() <= key)
         owners.resize(key + 1, 0);
     std::uint32_t& owner = owners[key];
     if (owner == 0) {
         owner = call + 1;
-    } else if (owner != call + 1) {
-        auto& all = shared[key];
-        if (all.empty())
-            all.push_back(owner - 1);
-        if (std::find(all.begin(), all.end(), call) == all.end())
-            all.push_back(call);
+        return;
     }
+    if (owner == call + 1)
+        return;
+    auto& all = shared[key];
+    if (all.empty())
+        all.push_back(owner - 1);
+    const auto member = [key](std::uint32_t c) { return std::uint64_t{key} << 32 | c; };
+    if (all.size() <= kSearchedOwners) {
+        if (std::find(all.begin(), all.end(), call) != all.end())
+            return;
+        all.push_back(call);
+        if (all.size() > kSearchedOwners)
+            for (const std::uint32_t c : all)
+                members.insert(member(c));
+        return;
+    }
+    if (members.insert(member(call)).second)
+        all.push_back(call);
 }
 
 } // namespace
 
 void CallStore::setOwnDigest(std::uint32_t call, std::uint32_t d) {
     m_calls[call].digest = d;
-    addOwner(m_digestOwner, m_digestShared, d, call);
+    addOwner(m_digestOwner, m_digestShared, m_digestMembers, d, call);
 }
 
 void CallStore::setBizNo(std::uint32_t call, std::uint32_t b) {
@@ -79,7 +96,7 @@ void CallStore::setBizNo(std::uint32_t call, std::uint32_t b) {
     if (b == 0 || c.bizNo == b)
         return;
     c.bizNo = b;
-    addOwner(m_bizNoOwner, m_bizNoShared, b, call);
+    addOwner(m_bizNoOwner, m_bizNoShared, m_bizNoMembers, b, call);
 }
 
 std::uint8_t CallStore::digestSlot(std::uint32_t call, std::string_view digest) {
@@ -144,6 +161,14 @@ ownersOf(const std::vector<std::uint32_t>& owners,
 }
 
 } // namespace
+
+std::size_t CallStore::ownerCount(bool byDigest, std::uint32_t key) const {
+    const auto& owners = byDigest ? m_digestOwner : m_bizNoOwner;
+    const auto& shared = byDigest ? m_digestShared : m_bizNoShared;
+    if (const auto it = shared.find(key); it != shared.end())
+        return it->second.size();
+    return key < owners.size() && owners[key] ? 1 : 0;
+}
 
 std::vector<std::uint32_t> CallStore::callsWithDigest(std::uint32_t d) const {
     return ownersOf(m_digestOwner, m_digestShared, d);
@@ -372,7 +397,11 @@ std::size_t CallStore::memoryBytes() const {
             s += 48 + v.capacity() * 4 + kMallocOverhead;
         return s;
     };
-    return n + mapBytes(m_extraDigests) + mapBytes(m_digestShared) + mapBytes(m_bizNoShared);
+    const auto setBytes = [](const std::unordered_set<std::uint64_t>& s) {
+        return s.bucket_count() * sizeof(void*) + s.size() * (8 + sizeof(void*) + kMallocOverhead);
+    };
+    return n + mapBytes(m_extraDigests) + mapBytes(m_digestShared) + mapBytes(m_bizNoShared) +
+           setBytes(m_digestMembers) + setBytes(m_bizNoMembers);
 }
 
 std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint32_t)>& keep) {

@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace callscope {
@@ -145,6 +146,9 @@ public:
     // More than one call has this digest / bizNo as its own.
     bool digestShared(std::uint32_t d) const { return m_digestShared.count(d) != 0; }
     bool bizNoShared(std::uint32_t b) const { return m_bizNoShared.count(b) != 0; }
+    // How many calls have this digest / bizNo as their own, in O(1).
+    std::size_t callsWithDigestCount(std::uint32_t d) const { return ownerCount(true, d); }
+    std::size_t callsWithBizNoCount(std::uint32_t b) const { return ownerCount(false, b); }
     // Calls whose own digest / bizNo is this one.
     std::vector<std::uint32_t> callsWithDigest(std::uint32_t digestId) const;
     std::vector<std::uint32_t> callsWithBizNo(std::uint32_t bizNoId) const;
@@ -181,6 +185,7 @@ private:
         return {m_pool.at(c.eventsAt), c.eventCount};
     }
     std::uint32_t instanceId(std::string_view name);
+    std::size_t ownerCount(bool byDigest, std::uint32_t key) const;
 
     Interner m_callIds; // id = call index + 1
     Interner m_instances;
@@ -193,6 +198,8 @@ private:
     // Calls by their own digest / bizNo: one owner inline, more in a side map.
     std::vector<std::uint32_t> m_digestOwner, m_bizNoOwner; // id -> call index + 1
     std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> m_digestShared, m_bizNoShared;
+    // (key << 32 | call) of keys shared by many calls: joining stays O(1).
+    std::unordered_set<std::uint64_t> m_digestMembers, m_bizNoMembers;
     StoreCounters m_counters;
 };
 

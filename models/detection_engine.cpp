@@ -53,6 +53,7 @@ void DetectionEngine::setReceiptCoverage(EpochMillis from, EpochMillis to) {
 }
 
 void DetectionEngine::remap(const std::vector<std::uint32_t>& map) {
+    m_placeholderIds.clear(); // the compacted store numbers digests and bizNos afresh
     decltype(m_deadlines) next;
     while (!m_deadlines.empty()) {
         Deadline d = m_deadlines.top();
@@ -247,29 +248,39 @@ std::vector<std::uint32_t> DetectionEngine::siblings(const CallStore& s, std::ui
     if (!byDigest && !byBizNo)
         return {};
     std::vector<std::uint32_t> members;
-    const auto add = [&](std::vector<std::uint32_t>&& calls, const std::string& what) {
-        if (calls.size() > kMaxKeyRotationGroup) {
+    // A placeholder is known by its id once found: each member of a key
+    // shared by 100k calls costs O(1) here, not a copy of 100k owners.
+    const auto placeholder = [&](bool digest, std::uint32_t id, std::size_t count) {
+        if (count <= kMaxKeyRotationGroup)
+            return false;
+        if (!m_placeholderIds.insert(std::uint64_t{digest} << 32 | id).second)
+            return true;
+        // First met (or first since a compaction renumbered the ids): said
+        // once by its text.
+        const std::string what = digest ? "digest " + s.digest(id) : "bizNo " + s.bizNo(id);
+        if (m_placeholderKeys.insert(what).second) {
             const std::string key = what + " shared by more than " +
                                     std::to_string(kMaxKeyRotationGroup) +
                                     " calls: a placeholder, not grouped for key_rotation";
-            if (m_placeholderKeys.insert(what).second) {
-                m_placeholderList.push_back(key);
-                m_newPlaceholders.push_back(key);
-            }
-            return;
+            m_placeholderList.push_back(key);
+            m_newPlaceholders.push_back(key);
         }
+        return true;
+    };
+    const auto add = [&](std::vector<std::uint32_t>&& calls) {
         members.insert(members.end(), calls.begin(), calls.end());
     };
-    if (byDigest)
-        add(s.callsWithDigest(c.digest), "digest " + s.digest(c.digest));
-    if (byBizNo)
-        add(s.callsWithBizNo(c.bizNo), "bizNo " + s.bizNo(c.bizNo));
+    if (byDigest && !placeholder(true, c.digest, s.callsWithDigestCount(c.digest)))
+        add(s.callsWithDigest(c.digest));
+    if (byBizNo && !placeholder(false, c.bizNo, s.callsWithBizNoCount(c.bizNo)))
+        add(s.callsWithBizNo(c.bizNo));
     std::sort(members.begin(), members.end());
     members.erase(std::unique(members.begin(), members.end()), members.end());
     const std::int64_t window = m_t.keyRotationWindow.count();
+    const EpochMillis first = firstEventAt(s, i);
     std::vector<std::uint32_t> out;
     for (const std::uint32_t m : members)
-        if (std::llabs(firstEventAt(s, m) - firstEventAt(s, i)) <= window)
+        if (std::llabs(firstEventAt(s, m) - first) <= window)
             out.push_back(m);
     return out.size() >= 2 ? out : std::vector<std::uint32_t>{};
 }

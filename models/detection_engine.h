@@ -118,7 +118,8 @@ private:
     std::vector<Anomaly> m_anomalies;
     std::unordered_map<std::string, std::size_t> m_index; // kind + subject -> anomaly
     std::vector<std::uint8_t> m_named; // call index -> an anomaly names it (kept in memory)
-    mutable std::set<std::string> m_placeholderKeys; // "bizNo N/A", "digest 9f2c…"
+    mutable std::set<std::string> m_placeholderKeys;            // "bizNo N/A", "digest 9f2c…"
+    mutable std::unordered_set<std::uint64_t> m_placeholderIds; // (isDigest << 32 | id)
     mutable std::vector<std::string> m_placeholderList, m_newPlaceholders;
     std::vector<AnomalyChange> m_changes;
     std::uint64_t m_nextId = 1;

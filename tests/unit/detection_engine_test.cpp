@@ -69,6 +69,43 @@ TEST(DetectionEngine, PlaceholderBizNoIsReportedOnceAndGroupsNothing) {
     EXPECT_FALSE(s.engine.holds(s.store.find("n0")));
 }
 
+// The placeholder is known by its id after the first member (each further
+// member costs O(1)); a compaction renumbers ids, and the placeholder is
+// still said only once.
+TEST(DetectionEngine, APlaceholderIsSaidOnceAcrossACompaction) {
+    Scenario s;
+    for (int i = 0; i < 1200; ++i)
+        s.healthy("n" + std::to_string(i), T0 + i, D(100 + i), "N/A");
+    EXPECT_EQ(s.open(T0 + H), Set{});
+    EXPECT_EQ(s.engine.takeNewPlaceholders().size(), 1u);
+    EXPECT_EQ(s.store.callsWithBizNoCount(s.store.call(s.store.find("n0")).bizNo), 1200u);
+    // Drop a few calls: every id is given again.
+    const auto map = s.store.compact([](std::uint32_t i) { return i % 100 != 0; });
+    s.engine.remap(map);
+    s.engine.evaluateAll(s.store, T0 + H + 1);
+    EXPECT_TRUE(s.engine.takeNewPlaceholders().empty());
+    EXPECT_EQ(s.engine.placeholders().size(), 1u);
+    EXPECT_EQ(s.store.callsWithBizNoCount(s.store.call(s.store.find("n1")).bizNo), 1188u);
+}
+
+// A call joins the owners of a bizNo once, even when its bizNo changes and
+// changes back, whether few or many calls share it.
+TEST(CallStore, ACallJoinsTheOwnersOfAKeyOnce) {
+    for (const int others : {3, 40}) {
+        Scenario s;
+        for (int i = 0; i < others; ++i)
+            s.healthy("o" + std::to_string(i), T0 + i, D(100 + i), "B1");
+        s.caller("c1", CallerState::Initiated, T0, 0, "api-1", "B1", D(1));
+        s.caller("c1", CallerState::AwaitingResponse, T0 + 1, 1, "api-1", "B2", D(1));
+        s.caller("c1", CallerState::TimeoutUnknown, T0 + 2, 1, "api-1", "B1", D(1));
+        const std::uint32_t b1 = s.store.call(s.store.find("o0")).bizNo;
+        const auto owners = s.store.callsWithBizNo(b1);
+        EXPECT_EQ(owners.size(), std::size_t(others) + 1) << others;
+        EXPECT_EQ(s.store.callsWithBizNoCount(b1), std::size_t(others) + 1);
+        EXPECT_EQ(std::set<std::uint32_t>(owners.begin(), owners.end()).size(), owners.size());
+    }
+}
+
 // SPEC §3 "needs": which detections each combination of sources turns off.
 TEST(DetectionEngine, DetectionsOffFollowWhatTheyNeed) {
     const auto kinds = [](const DetectionSources& s) {
