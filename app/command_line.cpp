@@ -373,6 +373,13 @@ void defineSim(CLI::App& app, SimCommandOptions& o) {
         ->check(quiet(CLI::Range(0.0, 100.0)))
         ->type_name("F")
         ->capture_default_str();
+    s->add_option("--bulk-calls", o.bulk.calls,
+                  "write N finished calls of history at once (COPY and timestamped messages) "
+                  "instead of running traffic; injects key_rotation only")
+        ->check(quiet(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000'000})))
+        ->type_name("N");
+    addDuration(s, "--bulk-span", o.bulk.span,
+                "--bulk-calls: the calls start over this span, ending 5 minutes ago");
     s->footer("Fault kinds: " + kindList());
 }
 

@@ -3,6 +3,7 @@
 // app/command_line.cpp; the commands only act on the values.
 #include "connectors/config.h"
 #include "models/timestamp.h"
+#include "sim/bulk_fill.h"
 #include "sim/simulator.h"
 
 #include <optional>
@@ -59,6 +60,7 @@ struct DemoOptions {
 struct SimCommandOptions {
     std::optional<std::string> config;
     SimOptions sim;
+    BulkFillOptions bulk;            // calls > 0: write history at once instead of running traffic
     std::vector<std::string> faults; // KIND=RATE, checked by the option table
 };
 

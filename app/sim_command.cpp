@@ -3,6 +3,7 @@
 #include "app/command_options.h"
 #include "connectors/secrets.h"
 #include "models/visible_text.h"
+#include "sim/bulk_fill.h"
 #include "sim/simulator.h"
 
 #include <csignal>
@@ -45,10 +46,17 @@ int runSimCommand(const SimCommandOptions& options) {
 
     std::signal(SIGINT, onSignal);
     std::signal(SIGTERM, onSignal);
-    std::cerr << "callscope sim: " << opt.rate << " actions/s for " << formatDuration(opt.duration)
-              << " against " << redactDsn(config->postgres.dsn) << " and " << config->kafka.brokers
+    const bool bulk = options.bulk.calls > 0;
+    if (bulk)
+        std::cerr << "callscope sim: " << options.bulk.calls << " calls of history over "
+                  << formatDuration(options.bulk.span);
+    else
+        std::cerr << "callscope sim: " << opt.rate << " actions/s for "
+                  << formatDuration(opt.duration);
+    std::cerr << " against " << redactDsn(config->postgres.dsn) << " and " << config->kafka.brokers
               << '\n';
-    const SimResult r = runSimulation(*config, opt, &g_stop);
+    const SimResult r = bulk ? runBulkFill(*config, opt, options.bulk, &g_stop)
+                             : runSimulation(*config, opt, &g_stop);
     if (!r.ok) {
         std::cerr << "callscope sim: " << visibleText(r.error) << '\n';
         return r.refused ? ExitUsage : ExitRuntime;

@@ -41,7 +41,8 @@ std::unique_ptr<KafkaProducer> KafkaProducer::create(const KafkaSettings& s, std
         return nullptr;
     }
     rd_kafka_conf_set_default_topic_conf(conf, tconf);
-    rd_kafka_conf_set(conf, "linger.ms", "5", err, sizeof err);
+    if (!s.properties.count("linger.ms"))
+        rd_kafka_conf_set(conf, "linger.ms", "5", err, sizeof err);
     rd_kafka_conf_set_dr_msg_cb(conf, onDelivery);
     rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
     if (!rk) {
@@ -52,13 +53,14 @@ std::unique_ptr<KafkaProducer> KafkaProducer::create(const KafkaSettings& s, std
 }
 
 bool KafkaProducer::produce(const std::string& topic, std::string_view key, std::string_view value,
-                            std::string& error) {
+                            std::string& error, std::int64_t timestampMs) {
     for (int tries = 0; tries < 1000; ++tries) {
         const rd_kafka_resp_err_t e =
             rd_kafka_producev(m_rk, RD_KAFKA_V_TOPIC(topic.c_str()),
                               RD_KAFKA_V_KEY(const_cast<char*>(key.data()), key.size()),
                               RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                              RD_KAFKA_V_TIMESTAMP(timestampMs), RD_KAFKA_V_END);
         if (e == RD_KAFKA_RESP_ERR_NO_ERROR) {
             rd_kafka_poll(m_rk, 0);
             return true;
@@ -67,7 +69,7 @@ bool KafkaProducer::produce(const std::string& topic, std::string_view key, std:
             error = rd_kafka_err2str(e);
             return false;
         }
-        rd_kafka_poll(m_rk, 10);
+        rd_kafka_poll(m_rk, 50);
     }
     error = "kafka producer queue stayed full";
     return false;

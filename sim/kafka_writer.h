@@ -24,8 +24,9 @@ public:
     KafkaProducer& operator=(const KafkaProducer&) = delete;
 
     // Queues one message (copied). Blocks briefly while the local queue is full.
+    // A timestamp of 0 is the producer's clock; bulk fills give their own.
     bool produce(const std::string& topic, std::string_view key, std::string_view value,
-                 std::string& error);
+                 std::string& error, std::int64_t timestampMs = 0);
     // Waits for every queued message; false when some are still in flight.
     bool flush(int timeoutMs);
     std::int64_t deliveryFailures() const;

@@ -4,10 +4,13 @@
 #include "sim/sim_setup.h"
 
 #include "connectors/secrets.h"
+#include "sim/kafka_writer.h"
 #include "sim/sim_schema.h"
+#include "sim/simulator.h"
 
 #include <pqxx/pqxx>
 
+#include <algorithm>
 #include <exception>
 
 namespace callscope::sim {
@@ -93,6 +96,28 @@ bool claimTopics(const std::string& dsn, const std::vector<std::string>& created
         error = "PostgreSQL (" + redactDsn(dsn) + "): " + scrubSecrets(e.what(), dsnSecrets(dsn));
         return false;
     }
+}
+
+bool prepareTargets(const Config& config, const SimOptions& opt, const std::string& callerTopic,
+                    SimResult& result) {
+    if (!prepareDatabase(config.postgres.dsn, opt.allowWritesTo, result.error, result.refused))
+        return false;
+    if (!opt.createTopics)
+        return true;
+    const KafkaSettings ks{config.kafka.brokers, config.kafka.properties, config.kafka.partitioner};
+    std::vector<std::string> topics{opt.receiptTopic};
+    if (!callerTopic.empty())
+        topics.push_back(callerTopic);
+    std::vector<std::string> existed;
+    if (!ensureTopics(ks, topics, opt.partitions, result.error, &existed)) {
+        result.error = "Kafka (" + config.kafka.brokers + "): " + result.error;
+        return false;
+    }
+    std::vector<std::string> created;
+    for (const std::string& t : topics)
+        if (std::find(existed.begin(), existed.end(), t) == existed.end())
+            created.push_back(t);
+    return claimTopics(config.postgres.dsn, created, existed, result.error, result.refused);
 }
 
 } // namespace callscope::sim

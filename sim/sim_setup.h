@@ -19,3 +19,19 @@ bool claimTopics(const std::string& dsn, const std::vector<std::string>& created
                  const std::vector<std::string>& existed, std::string& error, bool& refused);
 
 } // namespace callscope::sim
+
+namespace callscope {
+struct Config;
+struct SimOptions;
+struct SimResult;
+} // namespace callscope
+
+namespace callscope::sim {
+
+// Both of the above for a run: the database, then the receipt topic and the
+// caller topic (when there is one) created or claimed. false with
+// result.error (and result.refused when it was not allowed).
+bool prepareTargets(const Config& config, const SimOptions& opt, const std::string& callerTopic,
+                    SimResult& result);
+
+} // namespace callscope::sim

@@ -44,26 +44,9 @@ SimResult runSimulation(const Config& config, const SimOptions& opt,
         std::mt19937_64 r(opt.seed ^ static_cast<std::uint64_t>(nowMillis()));
         ctx.runId = sim::randomHex(r, 6);
     }
-    if (!sim::prepareDatabase(config.postgres.dsn, opt.allowWritesTo, result.error, result.refused))
+    if (!sim::prepareTargets(config, opt, ctx.callerTopic, result))
         return result;
-
     KafkaSettings ks{config.kafka.brokers, config.kafka.properties, config.kafka.partitioner};
-    std::vector<std::string> topics{opt.receiptTopic};
-    if (!ctx.callerTopic.empty())
-        topics.push_back(ctx.callerTopic);
-    if (opt.createTopics) {
-        std::vector<std::string> existed;
-        if (!ensureTopics(ks, topics, opt.partitions, result.error, &existed)) {
-            result.error = "Kafka (" + config.kafka.brokers + "): " + result.error;
-            return result;
-        }
-        std::vector<std::string> created;
-        for (const std::string& t : topics)
-            if (std::find(existed.begin(), existed.end(), t) == existed.end())
-                created.push_back(t);
-        if (!sim::claimTopics(config.postgres.dsn, created, existed, result.error, result.refused))
-            return result;
-    }
     auto producer = KafkaProducer::create(ks, result.error);
     if (!producer)
         return result;
@@ -122,22 +105,27 @@ SimResult runSimulation(const Config& config, const SimOptions& opt,
         ctx.failure =
             std::to_string(producer->deliveryFailures()) + " messages were not delivered to Kafka";
 
-    if (!opt.truthPath.empty()) {
-        std::vector<std::string> lines;
-        for (const auto& a : ctx.truth)
-            lines.push_back(toJsonLine(a));
-        std::sort(lines.begin(), lines.end());
-        std::ofstream out(opt.truthPath, std::ios::trunc);
-        for (const auto& l : lines)
-            out << l << '\n';
-        if (!out) {
-            result.error = "cannot write the truth file " + opt.truthPath;
-            return result;
-        }
-    }
+    if (!writeTruthFile(opt.truthPath, ctx.truth, result.error))
+        return result;
     result.error = ctx.failure;
     result.ok = ctx.failure.empty();
     return result;
+}
+
+bool writeTruthFile(const std::string& path, const std::vector<AnomalyLine>& truth,
+                    std::string& error) {
+    if (path.empty())
+        return true;
+    std::vector<std::string> lines;
+    for (const auto& a : truth)
+        lines.push_back(toJsonLine(a));
+    std::sort(lines.begin(), lines.end());
+    std::ofstream out(path, std::ios::trunc);
+    for (const auto& l : lines)
+        out << l << '\n';
+    if (!out)
+        error = "cannot write the truth file " + path;
+    return static_cast<bool>(out);
 }
 
 std::string toJsonLine(const SimStats& s) {

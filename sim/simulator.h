@@ -3,6 +3,7 @@
 // protocol of SPEC §1 does, with fault knobs that inject each anomaly kind of
 // SPEC §3 and a ground-truth file of what was injected.
 #include "connectors/config.h"
+#include "models/anomaly_json.h"
 #include "models/domain.h"
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace callscope {
 
@@ -69,6 +71,11 @@ struct SimResult {
 // the drain timeout ran out), or until *stop becomes true.
 SimResult runSimulation(const Config& config, const SimOptions& options,
                         const std::atomic<bool>* stop = nullptr);
+
+// The injected anomalies as sorted JSON lines (nothing when path is empty);
+// false with the error when the file cannot be written.
+bool writeTruthFile(const std::string& path, const std::vector<AnomalyLine>& truth,
+                    std::string& error);
 
 // The sim's summary as one JSON line.
 std::string toJsonLine(const SimStats& stats);

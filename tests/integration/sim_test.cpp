@@ -1,6 +1,7 @@
 // The simulator against the real PostgreSQL and Kafka: every injected fault
 // is really in the data, the truth file lists exactly what is there, and
 // clean traffic holds none of the SPEC §3 situations.
+#include "sim/bulk_fill.h"
 #include "sim/simulator.h"
 #include "sim_data.h"
 #include "stack.h"
@@ -251,4 +252,37 @@ TEST(SimClean, EveryKindAtOnceStaysApartFromCleanCalls) {
     EXPECT_EQ(scanned, run.truth) << "scan:\n"
                                   << describe(scanned) << "truth:\n"
                                   << describe(run.truth);
+}
+
+// `sim --bulk-calls`: hours of history written at once (the benchmarks' data)
+// is what the protocol leaves, and the scan finds exactly its key rotations.
+TEST(SimBulk, HistoryWrittenAtOnceScansToExactlyItsTruth) {
+    TestStack stack = TestStack::fresh("bulk");
+    SimOptions opt;
+    opt.receiptTopic = stack.receiptTopic;
+    opt.callerTopic = stack.callerTopic;
+    opt.allowWritesTo = stack.database;
+    opt.truthPath = tempPath("bulk-truth.jsonl");
+    opt.faults[AnomalyKind::KeyRotation] = 0.01;
+    opt.seed = 7;
+    const SimResult r = runBulkFill(stack.config, opt, BulkFillOptions{3000, Millis{3'600'000}});
+    ASSERT_TRUE(r.ok) << r.error;
+    EXPECT_GE(r.stats.calls, 3000);
+    const Situations truth = readAnomalyLines(readFile(opt.truthPath));
+    std::remove(opt.truthPath.c_str());
+    ASSERT_TRUE(truth.count("key_rotation")) << describe(truth);
+
+    const SimData data =
+        loadSimData(stack.dsn, stack.brokers, stack.receiptTopic, stack.callerTopic);
+    EXPECT_EQ(data.records.size(), static_cast<std::size_t>(r.stats.calls));
+    EXPECT_EQ(findSituations(data), truth) << describe(findSituations(data));
+
+    const TempFile config("bulk.toml", readFile(stack.writeConfig("")));
+    const CommandResult scan =
+        runCommand(callscopeBinary() + " scan --config " + config.path + " --since 1d --json");
+    EXPECT_EQ(scan.exitCode, 0) << scan.err;
+    EXPECT_NE(scan.out.find(R"("calls":)" + std::to_string(r.stats.calls) + ","), std::string::npos)
+        << scan.out.substr(scan.out.rfind('\n', scan.out.size() - 2));
+    const Situations scanned = readAnomalyLines(scan.out);
+    EXPECT_EQ(scanned, truth) << "scan:\n" << describe(scanned) << "truth:\n" << describe(truth);
 }
