@@ -2,6 +2,9 @@
 
 #include <simdjson.h>
 
+#include <array>
+#include <initializer_list>
+
 namespace callscope {
 
 struct MessageDecoder::Impl {
@@ -18,6 +21,46 @@ struct MessageDecoder::Impl {
     // message with trailing garbage is refused rather than half read.
     simdjson::dom::parser parser;
     simdjson::dom::element root;
+    // The mapped fields of the message being decoded, found in one pass over
+    // its keys (the first of a repeated key wins, as a lookup by name would).
+    static constexpr std::size_t kMaxFields = 8;
+    std::array<const std::string*, kMaxFields> names{};
+    std::array<simdjson::dom::element, kMaxFields> found{};
+    std::array<bool, kMaxFields> present{};
+    std::size_t fieldCount = 0;
+
+    void gather(std::initializer_list<const std::string*> fields) {
+        fieldCount = 0;
+        for (const std::string* f : fields) {
+            names[fieldCount] = f;
+            present[fieldCount] = false;
+            ++fieldCount;
+        }
+        std::size_t left = fieldCount;
+        for (const auto field : simdjson::dom::object(root)) {
+            for (std::size_t j = 0; j < fieldCount; ++j)
+                if (!present[j] && !names[j]->empty() && field.key == *names[j]) {
+                    found[j] = field.value;
+                    present[j] = true;
+                    --left;
+                    break;
+                }
+            if (left == 0)
+                break;
+        }
+    }
+
+    // The gathered value of `name` (one of the fields given to gather).
+    bool get(const std::string& name, simdjson::dom::element& e) const {
+        for (std::size_t j = 0; j < fieldCount; ++j)
+            if (names[j] == &name) {
+                if (!present[j])
+                    return false;
+                e = found[j];
+                return true;
+            }
+        return false;
+    }
 
     // Parses into `root`; false with the reason.
     bool parse(std::string_view payload, std::string& why) {
@@ -47,9 +90,7 @@ struct MessageDecoder::Impl {
         if (name.empty())
             return Field::Missing;
         simdjson::dom::element e;
-        if (root[name].get(e))
-            return Field::Missing;
-        if (e.is_null())
+        if (!get(name, e) || e.is_null())
             return Field::Missing;
         return e.get_string().get(out) ? Field::WrongType : Field::Ok;
     }
@@ -58,7 +99,7 @@ struct MessageDecoder::Impl {
         if (name.empty())
             return Field::Missing;
         simdjson::dom::element e;
-        if (root[name].get(e) || e.is_null())
+        if (!get(name, e) || e.is_null())
             return Field::Missing;
         if (!e.get_int64().get(out))
             return Field::Ok;
@@ -75,7 +116,7 @@ struct MessageDecoder::Impl {
         if (name.empty())
             return Field::Missing;
         simdjson::dom::element e;
-        if (root[name].get(e) || e.is_null())
+        if (!get(name, e) || e.is_null())
             return Field::Missing;
         std::int64_t ms = 0;
         if (!e.get_int64().get(ms)) {
@@ -136,6 +177,8 @@ bool MessageDecoder::decodeReceipt(std::string_view payload, const MessageOrigin
     if (!m->parse(payload, why))
         return false;
     const ReceiptMapping& f = m->receipt;
+    m->gather({&f.callId, &f.status, &f.version, &f.finishedAt, &f.resultRef, &f.sourceInstance,
+               &f.requestDigest});
     std::string_view callId, status;
     if (!m->requiredString(f.callId, callId, why) || !m->requiredString(f.status, status, why))
         return false;
@@ -174,6 +217,8 @@ bool MessageDecoder::decodeCallerEvent(std::string_view payload, const MessageOr
     if (!m->parse(payload, why))
         return false;
     const CallerEventMapping& f = m->caller;
+    m->gather({&f.callId, &f.state, &f.at, &f.attempt, &f.instance, &f.bizNo, &f.requestDigest,
+               &f.traceId});
     std::string_view callId, state;
     if (!m->requiredString(f.callId, callId, why) || !m->requiredString(f.state, state, why))
         return false;

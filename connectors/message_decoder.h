@@ -26,14 +26,20 @@ public:
                         m_map.emplace(w, static_cast<Enum>(i));
     }
     std::optional<Enum> find(std::string_view word) const {
-        const auto it = m_map.find(std::string(word));
+        const auto it = m_map.find(word); // no string made per message
         if (it == m_map.end())
             return std::nullopt;
         return it->second;
     }
 
 private:
-    std::unordered_map<std::string, Enum> m_map;
+    struct Hash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view s) const {
+            return std::hash<std::string_view>{}(s);
+        }
+    };
+    std::unordered_map<std::string, Enum, Hash, std::equal_to<>> m_map;
 };
 
 class MessageDecoder {

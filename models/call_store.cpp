@@ -353,7 +353,7 @@ std::uint32_t CallStore::add(const CallerObservation& o) {
     const std::uint32_t i = callFor(o.callId, o.at);
     const std::uint8_t slot = digestSlot(i, o.digest);
     const std::uint32_t inst = instanceId(o.instance);
-    if (m_calls[i].bizNo == 0 || m_bizNos.text(m_calls[i].bizNo) != o.bizNo)
+    if (!o.bizNo.empty() && !m_bizNos.equals(m_calls[i].bizNo, o.bizNo))
         setBizNo(i, m_bizNos.intern(o.bizNo));
     CallState& c = m_calls[i];
     const std::int32_t at = toDt(c, o.at);

@@ -6,17 +6,32 @@
 namespace callscope {
 namespace {
 
+std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
+    const unsigned __int128 m = static_cast<unsigned __int128>(a) * b;
+    return static_cast<std::uint64_t>(m) ^ static_cast<std::uint64_t>(m >> 64);
+}
+
 std::uint64_t hashBytes(std::string_view s) {
-    // FNV-1a, then a final mix so low bits are usable for the table.
-    std::uint64_t h = 1469598103934665603ULL;
-    for (const unsigned char c : s) {
-        h ^= c;
-        h *= 1099511628211ULL;
+    // Eight bytes at a time, each word folded in by a 128-bit multiply (the
+    // texts are callIds, digests and bizNos: 10 to 64 bytes).
+    constexpr std::uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL;
+    std::uint64_t h = k0 ^ s.size();
+    const char* p = s.data();
+    std::size_t n = s.size();
+    for (; n >= 8; p += 8, n -= 8) {
+        std::uint64_t w;
+        std::memcpy(&w, p, 8);
+        h = mix(h ^ w, k1);
     }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    return h;
+    std::uint64_t tail = 0;
+    std::memcpy(&tail, p, n);
+    return mix(h ^ tail, k0 ^ k1);
+}
+
+// A slot's tag: the hash's top bits, never 0 (0 marks an empty slot), so most
+// probes past other texts are settled without reading their bytes.
+std::uint8_t tagOf(std::uint64_t hash) {
+    return static_cast<std::uint8_t>(0x80 | (hash >> 57));
 }
 
 // Lower-case hex digit -> value, else -1 (upper case stays unpacked so it
@@ -75,16 +90,24 @@ std::string_view Interner::stored(std::uint32_t id) const {
     return {p + head, len};
 }
 
-std::uint32_t Interner::lookup(std::string_view encoded, std::uint64_t hash) const {
-    if (m_slots.empty())
-        return 0;
+std::uint32_t Interner::lookup(std::string_view encoded, std::uint64_t hash,
+                               std::size_t* emptySlot) const {
     const std::size_t n = m_slots.size();
+    if (n == 0)
+        return 0;
+    const std::uint8_t tag = tagOf(hash);
     for (std::size_t i = slotFor(hash, n);; i = i + 1 == n ? 0 : i + 1) {
-        const std::uint32_t id = m_slots[i];
-        if (id == 0)
+        const std::uint8_t t = m_tags[i];
+        if (t == 0) {
+            if (emptySlot)
+                *emptySlot = i;
             return 0;
-        if (stored(id) == encoded)
-            return id;
+        }
+        if (t == tag) {
+            const std::uint32_t id = m_slots[i];
+            if (stored(id) == encoded)
+                return id;
+        }
     }
 }
 
@@ -92,13 +115,17 @@ void Interner::grow() {
     // 1.5x steps keep the table between about 50% and 75% full.
     const std::size_t n = m_slots.empty() ? 1024 : m_slots.size() * 3 / 2;
     std::vector<std::uint32_t> slots(n, 0);
+    std::vector<std::uint8_t> tags(n, 0);
     for (std::uint32_t id = 1; id < m_offsets.size(); ++id) {
-        std::size_t i = slotFor(hashBytes(stored(id)), n);
-        while (slots[i] != 0)
+        const std::uint64_t h = hashBytes(stored(id));
+        std::size_t i = slotFor(h, n);
+        while (tags[i] != 0)
             i = i + 1 == n ? 0 : i + 1;
         slots[i] = id;
+        tags[i] = tagOf(h);
     }
     m_slots.swap(slots);
+    m_tags.swap(tags);
 }
 
 void Interner::reserve(std::size_t n) {
@@ -113,10 +140,13 @@ std::uint32_t Interner::intern(std::string_view text) {
     char buf[40];
     const std::string_view enc = encode(text, buf);
     const std::uint64_t h = hashBytes(enc);
-    if (const std::uint32_t id = lookup(enc, h))
+    std::size_t slot = 0;
+    if (const std::uint32_t id = lookup(enc, h, &slot))
         return id;
-    if ((m_offsets.size() + 1) * 4 > m_slots.size() * 3)
+    if ((m_offsets.size() + 1) * 4 > m_slots.size() * 3) {
         grow();
+        lookup(enc, h, &slot);
+    }
     const auto id = static_cast<std::uint32_t>(m_offsets.size());
     m_offsets.push_back(m_bytes.size());
     if (enc.size() == 33 && static_cast<unsigned char>(enc[0]) == kPackedLength) {
@@ -130,11 +160,8 @@ std::uint32_t Interner::intern(std::string_view text) {
                        reinterpret_cast<const char*>(&len) + 4);
     }
     m_bytes.insert(m_bytes.end(), enc.begin(), enc.end());
-    const std::size_t n = m_slots.size();
-    std::size_t i = slotFor(h, n);
-    while (m_slots[i] != 0)
-        i = i + 1 == n ? 0 : i + 1;
-    m_slots[i] = id;
+    m_slots[slot] = id;
+    m_tags[slot] = tagOf(h);
     return id;
 }
 
@@ -143,7 +170,7 @@ std::uint32_t Interner::find(std::string_view text) const {
         return 0;
     char buf[40];
     const std::string_view enc = encode(text, buf);
-    return lookup(enc, hashBytes(enc));
+    return lookup(enc, hashBytes(enc), nullptr);
 }
 
 bool Interner::equals(std::uint32_t id, std::string_view text) const {
@@ -172,7 +199,7 @@ std::string Interner::text(std::uint32_t id) const {
 
 std::size_t Interner::memoryBytes() const {
     return m_bytes.capacity() + m_offsets.capacity() * sizeof(std::uint64_t) +
-           m_slots.capacity() * 4;
+           m_slots.capacity() * 4 + m_tags.capacity();
 }
 
 } // namespace callscope

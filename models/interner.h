@@ -27,7 +27,9 @@ private:
     // The stored form of `text`: itself, or packed into `buf` (33 bytes).
     std::string_view encode(std::string_view text, char* buf) const;
     std::string_view stored(std::uint32_t id) const;
-    std::uint32_t lookup(std::string_view encoded, std::uint64_t hash) const;
+    // The id of `encoded`, or 0 and (when asked) the empty slot that ended the probe.
+    std::uint32_t lookup(std::string_view encoded, std::uint64_t hash,
+                         std::size_t* emptySlot) const;
     void grow();
 
     bool m_packHex;
@@ -35,7 +37,8 @@ private:
     // id -> offset in m_bytes (id 0 unused); 64-bit, so more than 4 GiB of
     // text cannot wrap an offset round to another entry.
     std::vector<std::uint64_t> m_offsets{0};
-    std::vector<std::uint32_t> m_slots; // open addressing: id, 0 = empty
+    std::vector<std::uint32_t> m_slots; // open addressing: id
+    std::vector<std::uint8_t> m_tags;   // per slot: 0 empty, else a tag of the hash
 };
 
 } // namespace callscope
