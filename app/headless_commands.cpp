@@ -64,7 +64,8 @@ void printRejects(const RejectStats& r) {
 
 std::string summaryLine(const Monitor& m) {
     const CallStore& s = m.store();
-    std::int64_t records = 0;
+    // Calls released while the window loaded were read and judged too.
+    std::int64_t records = m.evictions().releasedWithRecord;
     for (std::uint32_t i = 0; i < s.size(); ++i)
         records += s.call(i).hasRecord();
     std::map<std::string, int> byKind;
@@ -75,7 +76,7 @@ std::string summaryLine(const Monitor& m) {
     JsonWriter w;
     w.object()
         .field("type", "summary")
-        .field("calls", s.size())
+        .field("calls", static_cast<std::int64_t>(s.size()) + m.evictions().released)
         .field("records", records)
         .field("attempts", c.attempts)
         .field("receipts", c.receipts)
@@ -91,7 +92,8 @@ std::string summaryLine(const Monitor& m) {
     for (const auto& [where, n] : m.gaps().lostByPartition)
         w.field(where, n);
     w.end().key("placeholders").strings(m.engine().placeholders());
-    w.field("evictedCalls", m.evictions().total)
+    w.field("releasedCalls", m.evictions().released)
+        .field("evictedCalls", m.evictions().total)
         .field("evictedOverBudget", m.evictions().overBudget)
         .field("forgottenAnomalies", m.evictions().anomalies)
         .field("storeBytes", s.memoryBytes() + m.engine().memoryBytes());

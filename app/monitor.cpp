@@ -95,6 +95,55 @@ void Monitor::loadProgress(const std::string& source, int percent) {
     }
 }
 
+void Monitor::startPacing(EpochMillis since, EpochMillis until) {
+    std::lock_guard lock(m_mutex);
+    // A lead of two of the record reader's slices (a 64th of the window, at
+    // least 5 minutes each): neither source waits for the other's next slice.
+    m_paceLead = Millis{std::max<std::int64_t>(10 * 60'000, (until - since) / 32)};
+    m_pgPace = {m_config.readsPostgres(), since};
+    m_nextReleaseLook = 0;
+    m_kafkaPace = {m_config.readsKafka(), since};
+}
+
+void Monitor::stopPacing(const std::string& source) {
+    std::lock_guard lock(m_mutex);
+    (source == "kafka" ? m_kafkaPace : m_pgPace).loading = false;
+    m_paceMoved.notify_all();
+}
+
+void Monitor::loadedUpTo(const std::string& source, EpochMillis t, const std::atomic<bool>& cancel,
+                         const std::function<void(bool waiting)>& waiting) {
+    std::unique_lock lock(m_mutex);
+    Pace& self = source == "kafka" ? m_kafkaPace : m_pgPace;
+    const Pace& other = source == "kafka" ? m_pgPace : m_kafkaPace;
+    self.upTo = std::max(self.upTo, t);
+    m_paceMoved.notify_all();
+    const auto ahead = [&] {
+        return other.loading && self.upTo > other.upTo + m_paceLead.count() && !cancel && !m_stop;
+    };
+    if (!ahead())
+        return;
+    if (waiting) {
+        lock.unlock();
+        waiting(true);
+        lock.lock();
+    }
+    while (ahead())
+        m_paceMoved.wait_for(lock, std::chrono::milliseconds(100));
+    lock.unlock();
+    if (waiting)
+        waiting(false);
+}
+
+EpochMillis Monitor::pacedReadTo() {
+    std::lock_guard lock(m_mutex);
+    EpochMillis t = INT64_MAX;
+    for (const Pace* p : {&m_pgPace, &m_kafkaPace})
+        if (p->loading)
+            t = std::min(t, p->upTo);
+    return t == INT64_MAX ? kNoTime : t;
+}
+
 void Monitor::receiptCoverage(EpochMillis from, EpochMillis to) {
     std::lock_guard lock(m_mutex);
     if (m_coverageFrom == kNoTime || from < m_coverageFrom)
@@ -170,6 +219,7 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
     std::string pgError, kafkaError;
     bool pgConfig = false, kafkaConfig = false;
     std::atomic<int> running{2};
+    startPacing(since, until);
     std::thread pg([&] {
         try {
             if (m_config.readsPostgres())
@@ -178,6 +228,7 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
             pgError = e.what();
             pgConfig = e.configError;
         }
+        stopPacing("postgres");
         running--;
     });
     std::thread kafka([&] {
@@ -188,11 +239,22 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
             kafkaError = e.what();
             kafkaConfig = e.configError;
         }
+        stopPacing("kafka");
         running--;
     });
-    // Apply batches while the sources read, so memory holds the store, not a backlog.
+    // Apply batches while the sources read, so memory holds the store, not a
+    // backlog; calls whose verdict is final leave as the sources move on.
+    const RetentionPolicy policy = retentionPolicy();
+    const Millis grace{
+        std::max({m_config.detect.receiptGrace.count(), m_config.detect.callerAlertAfter.count(),
+                  m_config.detect.stuckAfter.count()})};
+    auto nextRelease = std::chrono::steady_clock::now();
     while (running > 0) {
         applyQueued(nowMillis(), false);
+        if (std::chrono::steady_clock::now() >= nextRelease) {
+            nextRelease = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+            releaseWhileLoading(policy, grace);
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     pg.join();
@@ -207,6 +269,31 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
     m_engine.setSettled(true);
     m_engine.evaluateAll(m_store, nowMillis());
     m_engine.setSettled(false);
+}
+
+RetentionPolicy Monitor::retentionPolicy() const {
+    return {m_config.retention.finishedCalls, m_config.retention.maxCalls,
+            m_config.retention.maxBytes, m_config.readsPostgres(), m_config.readsReceipts()};
+}
+
+void Monitor::releaseWhileLoading(const RetentionPolicy& policy, Millis grace) {
+    const EpochMillis readTo = pacedReadTo();
+    if (readTo == kNoTime)
+        return;
+    // Looking for final calls costs a pass over the store: it is made when
+    // the store has grown by an eighth since the last look (a third since
+    // calls last left), so the peak stays near 4/3 of what must be held.
+    const auto batch = static_cast<std::size_t>(m_config.retention.releaseBatch);
+    if (m_store.size() < std::max(batch, m_nextReleaseLook))
+        return;
+    // (The sources report their coverage as they go: the engine judges
+    // receipts and records with what has been read.)
+    const ReleaseResult r =
+        releaseFinal(m_store, m_engine, policy, {readTo, grace, m_config.detect.keyRotationWindow},
+                     nowMillis(), std::max(batch, m_store.size() / 4));
+    m_nextReleaseLook = r.left > 0 ? m_store.size() * 4 / 3 : m_store.size() * 9 / 8;
+    m_evictions.released += static_cast<std::int64_t>(r.left);
+    m_evictions.releasedWithRecord += static_cast<std::int64_t>(r.withRecord);
 }
 
 void Monitor::fetchMissingRecords(const std::atomic<bool>& cancel) {
@@ -396,9 +483,7 @@ std::vector<AnomalyChange> Monitor::pump(EpochMillis now) {
 }
 
 std::size_t Monitor::applyRetention(EpochMillis now, Millis keepResolved) {
-    const RetentionPolicy policy{m_config.retention.finishedCalls, m_config.retention.maxCalls,
-                                 m_config.retention.maxBytes, m_config.readsPostgres(),
-                                 m_config.readsReceipts()};
+    const RetentionPolicy policy = retentionPolicy();
     const RetentionResult r =
         callscope::applyRetention(m_store, m_engine, policy, now, keepResolved);
     m_evictions.anomalies += r.anomaliesForgotten;

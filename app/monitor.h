@@ -6,6 +6,7 @@
 #include "connectors/kafka_source.h"
 #include "connectors/postgres_source.h"
 #include "models/detection_engine.h"
+#include "models/retention.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -39,7 +40,9 @@ struct RejectStats {
 struct EvictionStats {
     std::int64_t total = 0;
     std::int64_t overBudget = 0;
-    std::int64_t anomalies = 0;   // anomalies forgotten over the budget
+    std::int64_t anomalies = 0; // anomalies forgotten over the budget
+    std::int64_t released = 0;  // final while a window loaded (a streaming scan)
+    std::int64_t releasedWithRecord = 0;
     std::size_t storeBytes = 0;   // calls and anomalies, after the last eviction
     std::size_t anomalyBytes = 0; // the anomalies' part of it
 };
@@ -119,6 +122,8 @@ public:
     void recordCoverage(EpochMillis to) override;
     void loadProgress(const std::string& source, int percent) override;
     void readTo(const std::string& source, EpochMillis to) override;
+    void loadedUpTo(const std::string& source, EpochMillis t, const std::atomic<bool>& cancel,
+                    const std::function<void(bool waiting)>& waiting = {}) override;
 
 private:
     void applyQueued(EpochMillis now, bool judge);
@@ -126,6 +131,9 @@ private:
     // Reads the records of callIds seen only in messages (their record lies
     // before the window), so they are not taken for orphans.
     void fetchMissingRecords(const std::atomic<bool>& cancel);
+    // loadWindow: calls whose verdict is final leave memory (releaseFinal).
+    void releaseWhileLoading(const RetentionPolicy& policy, Millis grace);
+    RetentionPolicy retentionPolicy() const;
     // startLive: judges the window once every source has loaded or is down.
     void judgeWindowWhenReady(EpochMillis now);
 
@@ -171,6 +179,22 @@ private:
     bool m_fatalIsConfig = false;
 
     Track m_pgTrack, m_kafkaTrack;
+
+    // Sources loading a window together move through time together: each says
+    // how far it has read (loadedUpTo) and waits while it is more than `lead`
+    // ahead of another that is still loading (under m_mutex).
+    struct Pace {
+        bool loading = false;
+        EpochMillis upTo = kNoTime;
+    };
+    Pace m_pgPace, m_kafkaPace;
+    Millis m_paceLead{0};
+    std::size_t m_nextReleaseLook = 0; // releaseWhileLoading looks again at this store size
+    std::condition_variable m_paceMoved;
+    void startPacing(EpochMillis since, EpochMillis until);
+    void stopPacing(const std::string& source);
+    // Every source has read up to here while loading (kNoTime: not known yet).
+    EpochMillis pacedReadTo();
     bool m_live = false, m_windowJudged = false;
 
     std::atomic<bool> m_stop{false};

@@ -320,6 +320,7 @@ void readConfig(const toml::table& root, Config& c, std::vector<ConfigError>& er
     if (auto r = top.table("retention")) {
         r->duration("finished_calls", c.retention.finishedCalls);
         r->positiveInteger("max_calls", c.retention.maxCalls);
+        r->positiveInteger("release_batch", c.retention.releaseBatch);
         r->finish();
     }
     if (auto st = top.table("store")) {

@@ -5,23 +5,39 @@ namespace callscope {
 // COPY text format: tab-separated, \N for NULL, backslash escapes.
 void splitCopyLine(std::string_view line, std::vector<std::string>& fields,
                    std::vector<bool>& nulls) {
-    fields.clear();
     nulls.clear();
     if (!line.empty() && line.back() == '\n')
         line.remove_suffix(1);
-    std::string cur;
+    // The field strings are kept from line to line: their buffers are reused.
+    std::size_t count = 0;
+    const auto nextField = [&]() -> std::string& {
+        if (count == fields.size())
+            fields.emplace_back();
+        std::string& f = fields[count++];
+        f.clear();
+        return f;
+    };
+    std::string* field = &nextField();
     bool isNull = false;
     for (std::size_t i = 0; i <= line.size(); ++i) {
+        // A run of plain characters in one append (most fields have no escape).
+        std::size_t run = i;
+        while (run < line.size() && line[run] != '\t' && line[run] != '\\')
+            ++run;
+        if (run > i) {
+            field->append(line.data() + i, run - i);
+            i = run;
+        }
         if (i == line.size() || line[i] == '\t') {
-            fields.push_back(std::move(cur));
             nulls.push_back(isNull);
-            cur.clear();
             isNull = false;
+            if (i < line.size())
+                field = &nextField();
             continue;
         }
-        const char ch = line[i];
-        if (ch != '\\' || i + 1 >= line.size()) {
-            cur += ch;
+        std::string& cur = *field;
+        if (i + 1 >= line.size()) {
+            cur += '\\';
             continue;
         }
         const char n = line[++i];
@@ -59,6 +75,7 @@ void splitCopyLine(std::string_view line, std::vector<std::string>& fields,
             }
         }
     }
+    fields.resize(count);
 }
 
 } // namespace callscope

@@ -87,7 +87,12 @@ rd_kafka_t* makeManualConsumer(const KafkaSettings& s, std::string& error, rd_ka
         rd_kafka_conf_set(conf, "reconnect.backoff.max.ms", "2000", err, sizeof err);
     // Bulk reads of a window: larger fetches, fewer round trips, and a fetch
     // queue deep enough that librdkafka does not back off between fetches
-    // (its queue is still bounded by queued.max.messages.kbytes).
+    // (its queue is still bounded by queued.max.messages.kbytes, per partition
+    // under assign()). Smaller queues cost more than they save: librdkafka 2.0
+    // does not fetch a partition whose queue is full for a whole second, and
+    // 4 MiB (16 MiB) per partition made a scan of 4M messages 6x (1.6x)
+    // slower. While a window loads, partitions that run ahead are paused
+    // instead, which drops what they prefetched.
     if (!s.properties.count("queued.min.messages"))
         rd_kafka_conf_set(conf, "queued.min.messages", "1000000", err, sizeof err);
     if (!s.properties.count("max.partition.fetch.bytes"))

@@ -6,6 +6,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <map>
@@ -450,6 +451,10 @@ KafkaSource::KafkaSource(const KafkaConfig& config, KafkaSourceOptions options)
     : m(std::make_unique<Impl>(config, options)) {}
 KafkaSource::~KafkaSource() = default;
 
+// How far (in message time) a partition may run ahead of the slowest while a
+// window loads.
+constexpr std::int64_t kPartitionLead = 10 * 60'000;
+
 void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSink& sink,
                              const std::atomic<bool>& cancel) {
     m->ensureConsumer();
@@ -502,6 +507,64 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
     progress();
     auto lastShown = std::chrono::steady_clock::now();
 
+    // The newest timestamp read in each partition still being read: the
+    // window is read up to the oldest of them (partitions are read in
+    // offset order, which is time order up to producers' clock skew).
+    std::map<PartitionKey, EpochMillis> newest;
+    const auto readUpTo = [&] {
+        EpochMillis t = until == kNoTime ? nowMillis() : until;
+        for (const auto& [p, end] : remaining) {
+            const auto it = newest.find(p);
+            t = std::min(t, it == newest.end() ? m->coverageFrom : it->second);
+        }
+        return t;
+    };
+    // Pausing a partition stops its fetcher and drops what it prefetched
+    // (read again on resume), so a paused partition holds no memory.
+    std::set<PartitionKey> paused;
+    const auto setPaused = [&](const std::vector<PartitionKey>& parts, bool pause) {
+        if (parts.empty())
+            return;
+        rd_kafka_topic_partition_list_t* list =
+            rd_kafka_topic_partition_list_new(static_cast<int>(parts.size()));
+        for (const PartitionKey& p : parts) {
+            rd_kafka_topic_partition_list_add(list, p.topic.c_str(), p.partition);
+            if (pause)
+                paused.insert(p);
+            else
+                paused.erase(p);
+        }
+        if (pause)
+            rd_kafka_pause_partitions(m->rk, list);
+        else
+            rd_kafka_resume_partitions(m->rk, list);
+        rd_kafka_topic_partition_list_destroy(list);
+    };
+    // Partitions move through time together: one more than kPartitionLead
+    // ahead of the slowest waits for it (the fetcher serves partitions
+    // unevenly, and what a fast one brings early only waits in memory).
+    const auto keepInStep = [&](EpochMillis slowest) {
+        std::vector<PartitionKey> pause, resume;
+        for (const auto& [p, end] : remaining) {
+            const auto it = newest.find(p);
+            const bool ahead = it != newest.end() && it->second > slowest + kPartitionLead;
+            if (ahead && !paused.count(p))
+                pause.push_back(p);
+            else if (!ahead && paused.count(p))
+                resume.push_back(p);
+        }
+        setPaused(pause, true);
+        setPaused(resume, false);
+    };
+    // Held back to keep in step with the other source: every partition waits.
+    const auto pauseAll = [&](bool waiting) {
+        std::vector<PartitionKey> parts;
+        for (const auto& [p, end] : remaining)
+            if (waiting != (paused.count(p) != 0))
+                parts.push_back(p);
+        setPaused(parts, waiting);
+    };
+
     ObservationBatch batch;
     auto lastProgress = std::chrono::steady_clock::now();
     rd_kafka_queue_t* queue = rd_kafka_queue_get_consumer(m->rk);
@@ -526,7 +589,10 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
                 const PartitionKey key{rd_kafka_topic_name(msg->rkt), msg->partition};
                 if (!msg->err) {
                     m->assigned[key] = msg->offset + 1;
-                    if (until == kNoTime || Impl::timestampOf(msg) < until)
+                    const EpochMillis ts = Impl::timestampOf(msg);
+                    EpochMillis& seen = newest.try_emplace(key, ts).first->second;
+                    seen = std::max(seen, ts);
+                    if (until == kNoTime || ts < until)
                         m->decode(msg, m->roleOf(key.topic.c_str()), batch, m->decoder);
                 } else if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
                     // All that can be read now is read: under read_committed the
@@ -549,9 +615,21 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
         if (lastProgress - lastShown > std::chrono::milliseconds(250)) {
             lastShown = lastProgress;
             progress();
+            // What is delivered is read up to here (the batch in hand is not).
+            if (batch.hasAnything()) {
+                sink.deliver(std::move(batch));
+                batch = {};
+            }
+            const EpochMillis upTo = readUpTo();
+            if (!m->receiptsMissing)
+                sink.receiptCoverage(m->coverageFrom, upTo);
+            sink.loadedUpTo("kafka", upTo, cancel, pauseAll);
+            keepInStep(upTo);
+            lastProgress = lastShown = std::chrono::steady_clock::now(); // held, not stalled
         }
     }
     rd_kafka_queue_destroy(queue);
+    setPaused(std::vector<PartitionKey>(paused.begin(), paused.end()), false);
     if (batch.hasAnything())
         sink.deliver(std::move(batch));
     sink.loadProgress("kafka", 100);

@@ -518,6 +518,20 @@ struct PostgresSource::Impl {
             .as<std::int64_t>();
     }
 
+    // More than 200k rows in the record table by the planner's estimate (a
+    // view, or a table never analysed, counts as small: read in one go).
+    bool largeRecordTable() {
+        try {
+            pqxx::work w(*conn);
+            const pqxx::row r = w.exec1("SELECT coalesce((SELECT reltuples::bigint FROM pg_class "
+                                        "WHERE oid = to_regclass(" +
+                                        w.quote(recordTable) + ") AND relkind = 'r'), 0)");
+            return r[0].as<std::int64_t>() > 200'000;
+        } catch (const std::exception&) {
+            return false;
+        }
+    }
+
     // The reads callscope makes, written once: `check` explains these same
     // queries. A page of the feed: rows from a bound on, in (time, id) order.
     static std::string pageSql(const std::string& select, const std::string& timeCol,
@@ -892,18 +906,37 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
         m->connect();
     try {
         // Records that changed in the window (created before its end), and
-        // attempts that arrived in it. (Progress by step: a COPY stream does
-        // not say how much of it is left.)
+        // attempts that arrived in it, read in slices of time (a 64th of the
+        // window, at least 5 minutes) when the record table is large: after
+        // each slice everything stamped before its end is read, so the sink
+        // can let final calls go and keep the other source in step.
         const bool attempts = !m->attemptSelect.empty();
+        const EpochMillis end = std::min(until, nowMillis());
+        const std::int64_t slice = m->largeRecordTable()
+                                       ? std::max<std::int64_t>(5 * 60'000, (end - since) / 64)
+                                       : INT64_MAX;
         sink.loadProgress("postgres", 0);
-        m->stream(m->recordSelect + " WHERE " + m->bound(m->recordUpdated, ">=", since) + " AND " +
-                      m->bound(m->recordCreated, "<", until),
-                  sink, cancel, &Impl::addRecord);
-        sink.loadProgress("postgres", attempts ? 50 : 100);
-        if (attempts && !cancel)
-            m->stream(m->attemptSelect + " WHERE " + m->bound(m->attemptArrived, ">=", since) +
-                          " AND " + m->bound(m->attemptArrived, "<", until),
-                      sink, cancel, &Impl::addAttempt);
+        for (EpochMillis from = since; !cancel;) {
+            // The last slice has no upper bound on updated_at: a row changed
+            // after the end still belongs to a record created before it.
+            const bool last = end - from <= slice;
+            const EpochMillis to = last ? end : from + slice;
+            std::string recordWhere = m->bound(m->recordUpdated, ">=", from) + " AND " +
+                                      m->bound(m->recordCreated, "<", until);
+            if (!last)
+                recordWhere += " AND " + m->bound(m->recordUpdated, "<", to);
+            m->stream(m->recordSelect + " WHERE " + recordWhere, sink, cancel, &Impl::addRecord);
+            if (attempts && !cancel)
+                m->stream(m->attemptSelect + " WHERE " + m->bound(m->attemptArrived, ">=", from) +
+                              " AND " + m->bound(m->attemptArrived, "<", last ? until : to),
+                          sink, cancel, &Impl::addAttempt);
+            if (last)
+                break;
+            sink.recordCoverage(to);
+            sink.loadProgress("postgres", static_cast<int>(100 * (to - since) / (end - since)));
+            sink.loadedUpTo("postgres", to, cancel);
+            from = to;
+        }
         m->recordCursor = std::max(m->recordCursor, std::min(until, nowMillis()));
         m->attemptCursor = std::max(m->attemptCursor, std::min(until, nowMillis()));
     } catch (const SourceError&) {

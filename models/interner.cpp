@@ -28,10 +28,11 @@ std::uint64_t hashBytes(std::string_view s) {
     return mix(h ^ tail, k0 ^ k1);
 }
 
-// A slot's tag: the hash's top bits, never 0 (0 marks an empty slot), so most
-// probes past other texts are settled without reading their bytes.
+// A slot's tag: the hash's low bits, never 0 (0 marks an empty slot), so most
+// probes past other texts are settled without reading their bytes. (The slot
+// comes from the high bits: neighbours in a run share those, not these.)
 std::uint8_t tagOf(std::uint64_t hash) {
-    return static_cast<std::uint8_t>(0x80 | (hash >> 57));
+    return static_cast<std::uint8_t>(0x80 | (hash & 0x7f));
 }
 
 // Lower-case hex digit -> value, else -1 (upper case stays unpacked so it

@@ -1,11 +1,37 @@
 #include "models/retention.h"
 
+#include "models/detectors/detector.h"
+
 #include <algorithm>
 #include <array>
 #include <set>
 #include <unordered_set>
 
 namespace callscope {
+
+namespace {
+
+bool callerDone(const CallState& c) {
+    return c.caller != 0 && (isTerminal(static_cast<CallerState>(c.caller - 1)) ||
+                             static_cast<CallerState>(c.caller - 1) == CallerState::Escalated);
+}
+
+// Finished: the record is terminal; without the record (Kafka only), a
+// terminal receipt came or the caller confirmed or escalated.
+bool finishedCall(const CallStore& store, std::uint32_t i, const RetentionPolicy& policy) {
+    const CallState& c = store.call(i);
+    if (policy.recordsRead)
+        return c.hasRecord() && isTerminal(c.recordStatus());
+    if (callerDone(c))
+        return true;
+    if (policy.receiptsRead)
+        for (const CallEvent& e : store.events(i))
+            if (e.type == EventType::Receipt && isTerminal(static_cast<RecordStatus>(e.code)))
+                return true;
+    return false;
+}
+
+} // namespace
 
 RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
                                const RetentionPolicy& policy, EpochMillis now,
@@ -15,24 +41,7 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
     // Anomalies resolved longer ago than finished calls are kept (or than the
     // dashboard's window) are forgotten; their calls may then leave memory too.
     engine.forgetResolved(store, now - std::max(keepMs, keepResolved.count()));
-    const auto callerDone = [&](const CallState& c) {
-        return c.caller != 0 && (isTerminal(static_cast<CallerState>(c.caller - 1)) ||
-                                 static_cast<CallerState>(c.caller - 1) == CallerState::Escalated);
-    };
-    const auto terminalReceipt = [&](std::uint32_t i) {
-        for (const CallEvent& e : store.events(i))
-            if (e.type == EventType::Receipt && isTerminal(static_cast<RecordStatus>(e.code)))
-                return true;
-        return false;
-    };
-    // Finished: the record is terminal; without the record (Kafka only), a
-    // terminal receipt came or the caller confirmed or escalated.
-    const auto finished = [&](std::uint32_t i) {
-        const CallState& c = store.call(i);
-        if (policy.recordsRead)
-            return c.hasRecord() && isTerminal(c.recordStatus());
-        return callerDone(c) || (policy.receiptsRead && terminalReceipt(i));
-    };
+    const auto finished = [&](std::uint32_t i) { return finishedCall(store, i, policy); };
     // Healthy finished: no anomaly names it, and the caller (if it is seen)
     // is done too.
     const auto healthyFinished = [&](std::uint32_t i) {
@@ -115,6 +124,35 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
     result.left = evict + extra.size();
     result.overBudget = static_cast<std::int64_t>(overBudget);
     return result;
+}
+
+ReleaseResult releaseFinal(CallStore& store, DetectionEngine& engine, const RetentionPolicy& policy,
+                           const FinalLine& line, EpochMillis now, std::size_t minFinal) {
+    const EpochMillis settledBefore = line.readTo - line.grace.count();
+    const EpochMillis keysClosedBefore = line.readTo - line.keyRotationWindow.count();
+    std::vector<std::uint32_t> ready;
+    for (std::uint32_t i = 0; i < store.size(); ++i) {
+        const CallState& c = store.call(i);
+        if (engine.holds(i) || (c.caller != 0 && !callerDone(c)) || !finishedCall(store, i, policy))
+            continue;
+        if (store.lastEventAt(i) < settledBefore && firstEventAt(store, i) < keysClosedBefore)
+            ready.push_back(i);
+    }
+    ReleaseResult r;
+    if (ready.empty() || ready.size() < minFinal)
+        return r;
+    // Judged as the end of the load would judge them: all their data is read.
+    engine.evaluate(store, ready, now);
+    std::vector<std::uint8_t> leaving(store.size(), 0);
+    for (const std::uint32_t i : ready)
+        if (!engine.holds(i)) {
+            leaving[i] = 1;
+            r.left++;
+            r.withRecord += store.call(i).hasRecord();
+        }
+    if (r.left > 0)
+        engine.remap(store.compact([&](std::uint32_t i) { return !leaving[i]; }));
+    return r;
 }
 
 } // namespace callscope

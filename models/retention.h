@@ -30,4 +30,25 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
                                const RetentionPolicy& policy, EpochMillis now,
                                Millis keepResolved = Millis{0});
 
+// While a window loads (issue 12, a streaming scan): every source has read
+// all data stamped before `readTo`. A finished call (as for retention, its
+// caller done too when seen) whose events all lie before readTo - grace, and
+// whose first event lies before readTo - keyRotationWindow, is final: nothing
+// still to come can change its verdict or share its key within the window.
+// Once at least `minFinal` calls are final (so that the store is compacted
+// rarely: pass about half its size), they are judged as the end of the load
+// would judge them, and those no anomaly names leave memory. Returns how
+// how many left.
+struct FinalLine {
+    EpochMillis readTo = kNoTime;
+    Millis grace{0};
+    Millis keyRotationWindow{0};
+};
+struct ReleaseResult {
+    std::size_t left = 0;
+    std::size_t withRecord = 0; // of them, calls whose record was read
+};
+ReleaseResult releaseFinal(CallStore& store, DetectionEngine& engine, const RetentionPolicy& policy,
+                           const FinalLine& line, EpochMillis now, std::size_t minFinal);
+
 } // namespace callscope

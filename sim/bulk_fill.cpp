@@ -183,7 +183,8 @@ SimResult runBulkFill(const Config& config, const SimOptions& opt, const BulkFil
         std::uniform_real_distribution<double> u(0, 1);
         const EpochMillis end = nowMillis() - 5 * 60'000;
         const EpochMillis begin = end - bulk.span.count();
-        const double step = double(bulk.span.count()) / double(std::max<std::int64_t>(1, bulk.calls));
+        const double step =
+            double(bulk.span.count()) / double(std::max<std::int64_t>(1, bulk.calls));
         std::int64_t seq = 0;
         const auto newCall = [&](EpochMillis start, int callerIndex) {
             BulkCall c;
@@ -245,8 +246,8 @@ SimResult runBulkFill(const Config& config, const SimOptions& opt, const BulkFil
         return result;
     }
     if (!producer->flush(120'000) || producer->deliveryFailures() > 0) {
-        result.error = std::to_string(producer->deliveryFailures()) +
-                       " messages were not delivered to Kafka";
+        result.error =
+            std::to_string(producer->deliveryFailures()) + " messages were not delivered to Kafka";
         return result;
     }
     if (!writeTruthFile(opt.truthPath, truth, result.error))

@@ -1,11 +1,13 @@
 // SPEC §2 retention: healthy finished calls leave memory after the window,
 // anomalous and unfinished ones stay. No servers: batches are fed directly.
 #include "app/monitor.h"
+#include "models/retention.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <set>
 #include <thread>
 
 using namespace callscope;
@@ -297,4 +299,55 @@ TEST(Retention, AnomaliesAreForgottenOnlyAfterEveryOtherCallHasGone) {
     EXPECT_EQ(m.evictions().anomalies, 0);
     EXPECT_EQ(m.engine().openCount(), 1000u);
     EXPECT_LE(m.evictions().storeBytes, static_cast<std::size_t>(tight.retention.maxBytes));
+}
+
+// Issue 12, the streaming scan: while a window loads, a call is final once
+// everything before it is read: its events lie before readTo - grace and its
+// first event before readTo - key_rotation_window (no call still to come can
+// share its key). Final healthy calls leave; a key-rotation pair, an unfinished
+// call and anything newer stay, and the judgement of what stays is the one a
+// full load gives.
+TEST(ReleaseFinal, FinalHealthyCallsLeaveWhileKeysAndUnfinishedCallsStay) {
+    CallStore store;
+    DetectionEngine engine(DetectThresholds{}, DetectionSources{});
+    const auto add = [&](const ObservationBatch& b) { store.apply(b); };
+    constexpr EpochMillis hour = 3'600'000;
+    for (int i = 0; i < 10; ++i) // old and healthy: final
+        add(healthy("old-" + std::to_string(i), T0 + i * 1000));
+    // The same request under two callIds, both executed, an hour apart: a key
+    // rotation, found before either may leave.
+    ObservationBatch pair = healthy("rotated-a", T0);
+    ObservationBatch second = healthy("rotated-b", T0 + hour);
+    pair.records[0].digest = second.records[0].digest = std::string(64, 'c');
+    add(pair);
+    add(second);
+    ObservationBatch stuck; // PROCESSING: not finished, never final
+    stuck.records.push_back({"stuck", std::string(64, 'd'), RecordStatus::Processing, "api-1", 0,
+                             T0, T0, T0 + 86'400'000});
+    add(stuck);
+    add(healthy("recent", T0 + 3 * hour)); // its key may still be shared by calls to come
+    const RetentionPolicy policy;
+    const FinalLine line{T0 + 4 * hour, Millis{5 * 60'000}, Millis{2 * hour}};
+
+    // Fewer final calls than asked for: nothing happens yet.
+    EXPECT_EQ(releaseFinal(store, engine, policy, line, T0 + 5 * hour, 100).left, 0u);
+    EXPECT_EQ(store.size(), 14u);
+
+    const ReleaseResult r = releaseFinal(store, engine, policy, line, T0 + 5 * hour, 1);
+    EXPECT_EQ(r.left, 10u);
+    EXPECT_EQ(r.withRecord, 10u);
+    EXPECT_EQ(store.size(), 4u);
+    for (const char* stays : {"rotated-a", "rotated-b", "stuck", "recent"})
+        EXPECT_NE(store.find(stays), CallStore::npos) << stays;
+    ASSERT_EQ(engine.anomalies().size(), 1u);
+    EXPECT_EQ(engine.anomalies()[0].kind, AnomalyKind::KeyRotation);
+    EXPECT_EQ(engine.anomalies()[0].severity, Severity::Critical);
+
+    // The rest of the load: judged over the compacted store as usual.
+    engine.evaluateAll(store, T0 + 5 * hour);
+    std::set<AnomalyKind> kinds;
+    for (const Anomaly& a : engine.anomalies())
+        kinds.insert(a.kind);
+    EXPECT_EQ(kinds,
+              (std::set<AnomalyKind>{AnomalyKind::KeyRotation, AnomalyKind::StuckProcessing}));
 }
