@@ -509,14 +509,19 @@ std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<b
     // Record and attempts by key...
     ObservationBatch pg =
         m_config.readsPostgres() ? m_postgres.fetchCalls({callId}, &cancel) : ObservationBatch{};
-    EpochMillis from = kNoTime, to = kNoTime;
+    EpochMillis from = kNoTime, to = kNoTime, lastChange = kNoTime;
+    bool finished = false;
     for (const auto& r : pg.records) {
         from = r.createdAt;
         to = r.expireAt;
+        lastChange = std::max(lastChange, r.updatedAt);
+        finished = isTerminal(r.status);
     }
-    for (const auto& a : pg.attempts)
+    for (const auto& a : pg.attempts) {
         if (from == kNoTime || a.arrivedAt < from)
             from = a.arrivedAt;
+        lastChange = std::max({lastChange, a.arrivedAt, a.finishedAt});
+    }
     if (from == kNoTime)
         from = nowMillis() - 24 * 3'600'000; // no record: the last day
     deliver(std::move(pg));
@@ -524,9 +529,29 @@ std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<b
     // they are in memory already (reading them again would double them).
     if (known == CallStore::npos && m_config.readsKafka()) {
         const EpochMillis now = nowMillis();
-        ObservationBatch k = m_kafka.fetchCall(
-            callId, from - kColdMarginMs, to == kNoTime || to > now ? kNoTime : to, cancel, stats);
-        deliver(std::move(k));
+        const EpochMillis end = to == kNoTime || to > now ? kNoTime : to;
+        // A finished record: its receipt and its caller's confirmation follow
+        // its last change within the thresholds. That much is read first; the
+        // rest of its window (hours of a busy partition) only when the receipt
+        // or the caller's end is not in it.
+        const EpochMillis near = lastChange +
+                                 std::max(m_config.detect.receiptGrace.count(),
+                                          m_config.detect.callerAlertAfter.count()) +
+                                 kColdMarginMs;
+        if (finished && lastChange != kNoTime && (end == kNoTime || near < end)) {
+            ObservationBatch k =
+                m_kafka.fetchCall(callId, from - kColdMarginMs, near, cancel, stats);
+            bool receipt = !m_config.readsReceipts(), callerDone = !m_config.readsCallerEvents();
+            for (const auto& r : k.receipts)
+                receipt |= isTerminal(r.status);
+            for (const auto& e : k.callerEvents)
+                callerDone |= isTerminal(e.state) || e.state == CallerState::Escalated;
+            deliver(std::move(k));
+            if (!receipt || !callerDone)
+                deliver(m_kafka.fetchCall(callId, near, end, cancel, stats));
+        } else {
+            deliver(m_kafka.fetchCall(callId, from - kColdMarginMs, end, cancel, stats));
+        }
     }
     applyQueued(nowMillis(), true);
     const std::uint32_t i = m_store.find(callId);

@@ -3,6 +3,7 @@
 #include "connectors/kafka_client.h"
 #include "models/timestamp.h"
 #include "sim/kafka_writer.h"
+#include "sim/sim_setup.h"
 #include "sim/simulator.h"
 #include "sim_data.h"
 #include "stack.h"
@@ -12,6 +13,7 @@
 #include <simdjson.h>
 
 #include <chrono>
+#include <set>
 #include <thread>
 
 using namespace callscope;
@@ -245,6 +247,62 @@ TEST(Scan, MalformedMessagesAreCountedPerReasonAndSkipped) {
     EXPECT_NE(r.out.find(R"("rejectedMessages":6)"), std::string::npos);
     EXPECT_NE(r.err.find("rejected and skipped"), std::string::npos) << r.err;
     EXPECT_EQ(readAnomalyLines(r.out), sim.truth); // consumption went on
+}
+
+// A finished call is read first around its life (issue 12: a cold drill-down
+// in a busy topic reads minutes of one partition, not hours); a receipt that
+// came an hour after the record (a relay that was down) is still found,
+// because the receipt was missing from those minutes.
+TEST(Inspect, AReceiptAnHourAfterItsRecordIsStillRead) {
+    const TestStack s = TestStack::fresh("late-receipt");
+    std::string error;
+    bool refused = false;
+    ASSERT_TRUE(sim::prepareDatabase(s.dsn, s.database, error, refused)) << error;
+    const EpochMillis t = nowMillis() - 3 * 3'600'000;
+    const auto at = [](EpochMillis ms) {
+        return "to_timestamp(" + std::to_string(ms / 1000) + ")";
+    };
+    {
+        pqxx::connection c(s.dsn);
+        pqxx::work w(c);
+        w.exec("INSERT INTO idempotent_record (call_id, request_digest, status, first_source, "
+               "created_at, updated_at, expire_at) VALUES ('late-1', repeat('a', 64), 'SUCCESS', "
+               "'api-1', " +
+               at(t) + ", " + at(t + 2000) + ", " + at(t + 86'400'000) + ")");
+        w.commit();
+    }
+    const KafkaSettings ks{s.brokers, {}, s.config.kafka.partitioner};
+    ASSERT_TRUE(ensureTopics(ks, {s.receiptTopic, s.callerTopic}, 4, error)) << error;
+    auto producer = KafkaProducer::create(ks, error);
+    ASSERT_TRUE(producer) << error;
+    const auto caller = [&](const char* state, EpochMillis when) {
+        const std::string json = std::string(R"({"callId":"late-1","state":")") + state +
+                                 R"(","at":")" + formatIsoMillis(when) +
+                                 R"(","instance":"api-1","attempt":1})";
+        ASSERT_TRUE(producer->produce(s.callerTopic, "late-1", json, error, when)) << error;
+    };
+    caller("INITIATED", t - 10);
+    caller("AWAITING_RESPONSE", t - 5);
+    caller("CONFIRMED_SUCCESS", t + 2100);
+    const EpochMillis late = t + 3'600'000;
+    ASSERT_TRUE(producer->produce(s.receiptTopic, "late-1",
+                                  R"({"callId":"late-1","status":"SUCCESS","version":2})", error,
+                                  late))
+        << error;
+    ASSERT_TRUE(producer->flush(10'000));
+
+    const TempFile config("late.toml", readFile(s.writeConfig()));
+    const CommandResult r =
+        runCommand(callscopeBinary() + " inspect late-1 --config " + config.path + " --json");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    simdjson::dom::parser parser;
+    const simdjson::dom::element doc = parser.parse(r.out);
+    std::set<std::string> lanes;
+    for (auto e : doc["timeline"]["events"].get_array())
+        lanes.insert(std::string(std::string_view(e["lane"].get_string())));
+    EXPECT_TRUE(lanes.count("receipt")) << r.out;
+    EXPECT_TRUE(lanes.count("caller")) << r.out;
+    EXPECT_EQ(std::int64_t(doc["coldRead"]["messagesMatched"].get_int64()), 4) << r.out;
 }
 
 TEST(Inspect, AColdCallIsReadByKeyAndFromOnePartitionPerTopic) {
