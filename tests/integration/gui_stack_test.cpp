@@ -190,7 +190,10 @@ TEST(Dashboard, AppliesRetentionWhileFollowing) {
     };
     ASSERT_TRUE(waitFor([&] { return loaded() && last->evictedCalls > 0; }, 60'000));
     // Every call is either still held or evicted; the anomalies' calls stay.
-    EXPECT_GE(last->evictedCalls + static_cast<std::int64_t>(last->calls), 120);
+    // (The simulator starts about 120 calls in 3 s at 40/s, fewer when the
+    // machine is busy: what it started is the measure, each a callId or two.)
+    ASSERT_GE(r.stats.calls, 60);
+    EXPECT_GE(last->evictedCalls + static_cast<std::int64_t>(last->calls), r.stats.calls);
     EXPECT_GE(last->evictedCalls, 40);
     EXPECT_GT(anomalies, 0u);
     backend.stop();
