@@ -318,9 +318,12 @@ int runInspectCommand(const InspectOptions& options) {
     std::uint32_t i = CallStore::npos;
     ColdFetchStats cold;
     try {
-        monitor.connect();
-        if (since)
+        // The lookup opens the connection it needs; the window's is opened
+        // only when a window is read.
+        if (since) {
+            monitor.connect();
             monitor.loadWindow(*since, now, g_stop);
+        }
         i = monitor.ensureCall(callId, g_stop, &cold);
     } catch (const SourceError& e) {
         return sourceError("inspect", e);

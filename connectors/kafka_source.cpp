@@ -186,6 +186,15 @@ struct KafkaSource::Impl {
         std::shared_ptr<KafkaErrors> errors;
     };
 
+    // The consumer of cold reads (fetchCall), made on the first and kept:
+    // a drill-down after the first pays no connection, and the two reads of
+    // one drill-down share it. Dropped after a failure.
+    std::mutex coldMutex;
+    std::unique_ptr<OwnConsumer> cold;
+    static ObservationBatch readCall(Impl& self, OwnConsumer& own, const std::string& callId,
+                                     EpochMillis from, EpochMillis to,
+                                     const std::atomic<bool>& cancel, ColdFetchStats* stats);
+
     void ensureConsumer() {
         if (!rk)
             rk = newConsumer();
@@ -877,7 +886,22 @@ KafkaCheck KafkaSource::check(std::size_t samplePerTopic, const std::atomic<bool
 
 ObservationBatch KafkaSource::fetchCall(const std::string& callId, EpochMillis from, EpochMillis to,
                                         const std::atomic<bool>& cancel, ColdFetchStats* stats) {
-    Impl::OwnConsumer own(*m);
+    std::lock_guard coldLock(m->coldMutex);
+    if (!m->cold)
+        m->cold = std::make_unique<Impl::OwnConsumer>(*m);
+    try {
+        return Impl::readCall(*m, *m->cold, callId, from, to, cancel, stats);
+    } catch (...) {
+        m->cold.reset();
+        throw;
+    }
+}
+
+ObservationBatch KafkaSource::Impl::readCall(Impl& self, OwnConsumer& own,
+                                             const std::string& callId, EpochMillis from,
+                                             EpochMillis to, const std::atomic<bool>& cancel,
+                                             ColdFetchStats* stats) {
+    Impl* const m = &self;
     rd_kafka_t* c = own.rk;
     const auto topics = m->resolveTopics(c, 10'000, nullptr, cancel);
     std::vector<PartitionKey> parts;
@@ -904,19 +928,38 @@ ObservationBatch KafkaSource::fetchCall(const std::string& callId, EpochMillis f
                           ? std::map<PartitionKey, std::int64_t>{}
                           : m->offsetsAt(c, parts, to);
     for (const auto& p : parts) {
-        const auto [low, high] = m->watermarks(c, p, cancel);
         std::int64_t& s = start[p];
-        if (s == RD_KAFKA_OFFSET_BEGINNING || (s >= 0 && s < low))
+        const auto end = ends.find(p);
+        if (s < 0 && s != RD_KAFKA_OFFSET_BEGINNING) {
+            s = RD_KAFKA_OFFSET_END; // nothing at or after `from`
+            continue;
+        }
+        if (s >= 0 && end != ends.end() && end->second >= 0) {
+            // Both ends found by time: the offsets are messages the broker
+            // holds, no watermark needed (a round trip per partition).
+            if (s < end->second)
+                stopAt[p] = end->second;
+            continue;
+        }
+        const auto [low, high] = m->watermarks(c, p, cancel);
+        if (s == RD_KAFKA_OFFSET_BEGINNING || s < low)
             s = low;
-        if (s < 0)
-            s = high;
         std::int64_t e = high;
-        if (const auto it = ends.find(p); it != ends.end() && it->second >= 0)
-            e = std::min(high, it->second);
+        if (end != ends.end() && end->second >= 0)
+            e = std::min(high, end->second);
         if (s < e)
             stopAt[p] = e;
     }
+    for (auto it = start.begin(); it != start.end();)
+        it = stopAt.contains(it->first) ? std::next(it) : start.erase(it);
+    if (stopAt.empty())
+        return batch;
     m->assign(c, start);
+    // The next drill-down assigns its own partitions.
+    struct Unassign {
+        rd_kafka_t* c;
+        ~Unassign() { rd_kafka_assign(c, nullptr); }
+    } unassign{c};
     auto lastProgress = std::chrono::steady_clock::now();
     while (!stopAt.empty() && !cancel) {
         rd_kafka_message_t* msg = rd_kafka_consumer_poll(c, 200);

@@ -127,9 +127,10 @@ struct PostgresSource::Impl {
             c = std::make_unique<pqxx::connection>(dsnWithTimeout());
             pqxx::nontransaction w(*c);
             // callscope only reads: every transaction of this session is read-only.
-            w.exec("SET default_transaction_read_only = on");
-            w.exec("SET statement_timeout = " + std::to_string(cfg.statementTimeout.count()));
-            w.exec("SET application_name = 'callscope'");
+            // (One round trip: a drill-down opens a connection of its own.)
+            w.exec("SET default_transaction_read_only = on; SET statement_timeout = " +
+                   std::to_string(cfg.statementTimeout.count()) +
+                   "; SET application_name = 'callscope'");
         } catch (const std::exception& e) {
             throw SourceError("PostgreSQL (" + redactDsn(cfg.dsn) + "): " + scrubbed(e.what()));
         }
