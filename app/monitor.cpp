@@ -23,6 +23,9 @@ DetectThresholds thresholdsOf(const Config& c) {
 
 constexpr std::size_t kRejectSamples = 20;
 constexpr std::int64_t kColdMarginMs = 5 * 60'000;
+// The first read of a finished call's messages reaches this far around its
+// life (clock skew between the caller, the server and the brokers).
+constexpr std::int64_t kColdNearMs = 60'000;
 
 } // namespace
 
@@ -530,25 +533,29 @@ std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<b
     if (known == CallStore::npos && m_config.readsKafka()) {
         const EpochMillis now = nowMillis();
         const EpochMillis end = to == kNoTime || to > now ? kNoTime : to;
-        // A finished record: its receipt and its caller's confirmation follow
-        // its last change within the thresholds. That much is read first; the
-        // rest of its window (hours of a busy partition) only when the receipt
-        // or the caller's end is not in it.
-        const EpochMillis near = lastChange +
-                                 std::max(m_config.detect.receiptGrace.count(),
-                                          m_config.detect.callerAlertAfter.count()) +
-                                 kColdMarginMs;
+        // A finished record: its caller starts just before it, its receipt
+        // follows its last change within receipt_grace and the caller's
+        // confirmation comes with the receipt. That much (and a minute either
+        // side) is read first; the rest of its window (hours of a busy
+        // partition) only when the receipt, the caller's start or its end is
+        // not in it.
+        const EpochMillis nearFrom = from - kColdNearMs;
+        const EpochMillis near = lastChange + m_config.detect.receiptGrace.count() + kColdNearMs;
         if (finished && lastChange != kNoTime && (end == kNoTime || near < end)) {
-            ObservationBatch k =
-                m_kafka.fetchCall(callId, from - kColdMarginMs, near, cancel, stats);
-            bool receipt = !m_config.readsReceipts(), callerDone = !m_config.readsCallerEvents();
+            ObservationBatch k = m_kafka.fetchCall(callId, nearFrom, near, cancel, stats);
+            bool receipt = !m_config.readsReceipts();
+            bool callerStart = !m_config.readsCallerEvents(), callerDone = callerStart;
             for (const auto& r : k.receipts)
                 receipt |= isTerminal(r.status);
-            for (const auto& e : k.callerEvents)
+            for (const auto& e : k.callerEvents) {
+                callerStart |= e.state == CallerState::Initiated;
                 callerDone |= isTerminal(e.state) || e.state == CallerState::Escalated;
+            }
             deliver(std::move(k));
-            if (!receipt || !callerDone)
+            if (!receipt || !callerStart || !callerDone) {
+                deliver(m_kafka.fetchCall(callId, from - kColdMarginMs, nearFrom, cancel, stats));
                 deliver(m_kafka.fetchCall(callId, near, end, cancel, stats));
+            }
         } else {
             deliver(m_kafka.fetchCall(callId, from - kColdMarginMs, end, cancel, stats));
         }

@@ -269,40 +269,55 @@ TEST(Inspect, AReceiptAnHourAfterItsRecordIsStillRead) {
                "created_at, updated_at, expire_at) VALUES ('late-1', repeat('a', 64), 'SUCCESS', "
                "'api-1', " +
                at(t) + ", " + at(t + 2000) + ", " + at(t + 86'400'000) + ")");
+        w.exec("INSERT INTO idempotent_record (call_id, request_digest, status, first_source, "
+               "created_at, updated_at, expire_at) VALUES ('skew-1', repeat('b', 64), 'SUCCESS', "
+               "'api-1', " +
+               at(t) + ", " + at(t + 2000) + ", " + at(t + 86'400'000) + ")");
         w.commit();
     }
     const KafkaSettings ks{s.brokers, {}, s.config.kafka.partitioner};
     ASSERT_TRUE(ensureTopics(ks, {s.receiptTopic, s.callerTopic}, 4, error)) << error;
     auto producer = KafkaProducer::create(ks, error);
     ASSERT_TRUE(producer) << error;
-    const auto caller = [&](const char* state, EpochMillis when) {
-        const std::string json = std::string(R"({"callId":"late-1","state":")") + state +
-                                 R"(","at":")" + formatIsoMillis(when) +
-                                 R"(","instance":"api-1","attempt":1})";
-        ASSERT_TRUE(producer->produce(s.callerTopic, "late-1", json, error, when)) << error;
+    const auto caller = [&](const std::string& id, const char* state, EpochMillis when) {
+        const std::string json = R"({"callId":")" + id + R"(","state":")" + state + R"(","at":")" +
+                                 formatIsoMillis(when) + R"(","instance":"api-1","attempt":1})";
+        ASSERT_TRUE(producer->produce(s.callerTopic, id, json, error, when)) << error;
     };
-    caller("INITIATED", t - 10);
-    caller("AWAITING_RESPONSE", t - 5);
-    caller("CONFIRMED_SUCCESS", t + 2100);
-    const EpochMillis late = t + 3'600'000;
-    ASSERT_TRUE(producer->produce(s.receiptTopic, "late-1",
-                                  R"({"callId":"late-1","status":"SUCCESS","version":2})", error,
-                                  late))
-        << error;
+    const auto receipt = [&](const std::string& id, EpochMillis when) {
+        ASSERT_TRUE(producer->produce(
+            s.receiptTopic, id, R"({"callId":")" + id + R"(","status":"SUCCESS","version":2})",
+            error, when))
+            << error;
+    };
+    caller("late-1", "INITIATED", t - 10);
+    caller("late-1", "AWAITING_RESPONSE", t - 5);
+    caller("late-1", "CONFIRMED_SUCCESS", t + 2100);
+    receipt("late-1", t + 3'600'000);
+    // A caller whose clock is three minutes behind: its start lies before
+    // the minutes read first, its receipt and its end inside them.
+    caller("skew-1", "INITIATED", t - 180'000);
+    caller("skew-1", "AWAITING_RESPONSE", t - 179'990);
+    caller("skew-1", "CONFIRMED_SUCCESS", t + 2100);
+    receipt("skew-1", t + 2100);
     ASSERT_TRUE(producer->flush(10'000));
 
     const TempFile config("late.toml", readFile(s.writeConfig()));
-    const CommandResult r =
-        runCommand(callscopeBinary() + " inspect late-1 --config " + config.path + " --json");
-    ASSERT_EQ(r.exitCode, 0) << r.err;
-    simdjson::dom::parser parser;
-    const simdjson::dom::element doc = parser.parse(r.out);
-    std::set<std::string> lanes;
-    for (auto e : doc["timeline"]["events"].get_array())
-        lanes.insert(std::string(std::string_view(e["lane"].get_string())));
-    EXPECT_TRUE(lanes.count("receipt")) << r.out;
-    EXPECT_TRUE(lanes.count("caller")) << r.out;
-    EXPECT_EQ(std::int64_t(doc["coldRead"]["messagesMatched"].get_int64()), 4) << r.out;
+    for (const std::string id : {"late-1", "skew-1"}) {
+        const CommandResult r = runCommand(callscopeBinary() + " inspect " + id + " --config " +
+                                           config.path + " --json");
+        ASSERT_EQ(r.exitCode, 0) << r.err;
+        simdjson::dom::parser parser;
+        const simdjson::dom::element doc = parser.parse(r.out);
+        std::set<std::string> states;
+        for (auto e : doc["timeline"]["events"].get_array())
+            states.insert(std::string(std::string_view(e["lane"].get_string())) + " " +
+                          std::string(std::string_view(e["state"].get_string())));
+        EXPECT_TRUE(states.count("receipt SUCCESS")) << r.out;
+        EXPECT_TRUE(states.count("caller INITIATED")) << r.out;
+        EXPECT_TRUE(states.count("caller CONFIRMED_SUCCESS")) << r.out;
+        EXPECT_EQ(std::int64_t(doc["coldRead"]["messagesMatched"].get_int64()), 4) << r.out;
+    }
 }
 
 TEST(Inspect, AColdCallIsReadByKeyAndFromOnePartitionPerTopic) {
