@@ -159,11 +159,17 @@ struct KafkaSource::Impl {
 
     KafkaSettings settings() const { return {cfg.brokers, cfg.properties, cfg.partitioner}; }
 
-    rd_kafka_t* newConsumer() {
+    // `pointRead`: a consumer of cold reads, minutes of one partition per
+    // topic: smaller fetches, so little is read past where a read stops.
+    rd_kafka_t* newConsumer(bool pointRead = false) {
         std::string error;
         rd_kafka_conf_t* conf = makeKafkaConf(settings(), error);
         if (!conf)
             throw SourceError(error, true);
+        if (pointRead && !cfg.properties.count("max.partition.fetch.bytes")) {
+            char err[256];
+            rd_kafka_conf_set(conf, "max.partition.fetch.bytes", "262144", err, sizeof err);
+        }
         rd_kafka_conf_set_error_cb(conf, &KafkaErrors::onError);
         rd_kafka_conf_set_log_cb(conf, &KafkaErrors::onLog);
         rd_kafka_conf_set_opaque(conf, errors.get());
@@ -176,8 +182,8 @@ struct KafkaSource::Impl {
     // A consumer and a decoder of its own (a cold fetch, a check), so a live
     // follow() is not disturbed; closed when it goes.
     struct OwnConsumer {
-        explicit OwnConsumer(Impl& impl)
-            : rk(impl.newConsumer()), decoder(impl.cfg), errors(impl.errors) {}
+        explicit OwnConsumer(Impl& impl, bool pointRead = false)
+            : rk(impl.newConsumer(pointRead)), decoder(impl.cfg), errors(impl.errors) {}
         ~OwnConsumer() { closeConsumer(rk, 5000, errors); }
         OwnConsumer(const OwnConsumer&) = delete;
         OwnConsumer& operator=(const OwnConsumer&) = delete;
@@ -888,7 +894,7 @@ ObservationBatch KafkaSource::fetchCall(const std::string& callId, EpochMillis f
                                         const std::atomic<bool>& cancel, ColdFetchStats* stats) {
     std::lock_guard coldLock(m->coldMutex);
     if (!m->cold)
-        m->cold = std::make_unique<Impl::OwnConsumer>(*m);
+        m->cold = std::make_unique<Impl::OwnConsumer>(*m, true);
     try {
         return Impl::readCall(*m, *m->cold, callId, from, to, cancel, stats);
     } catch (...) {
@@ -954,6 +960,16 @@ ObservationBatch KafkaSource::Impl::readCall(Impl& self, OwnConsumer& own,
         it = stopAt.contains(it->first) ? std::next(it) : start.erase(it);
     if (stopAt.empty())
         return batch;
+    // A partition paused where an earlier read stopped reads again.
+    const auto each = [&](auto call) {
+        rd_kafka_topic_partition_list_t* list =
+            rd_kafka_topic_partition_list_new(static_cast<int>(start.size()));
+        for (const auto& [p, off] : start)
+            rd_kafka_topic_partition_list_add(list, p.topic.c_str(), p.partition);
+        call(c, list);
+        rd_kafka_topic_partition_list_destroy(list);
+    };
+    each(rd_kafka_resume_partitions);
     m->assign(c, start);
     // The next drill-down assigns its own partitions.
     struct Unassign {
@@ -971,6 +987,13 @@ ObservationBatch KafkaSource::Impl::readCall(Impl& self, OwnConsumer& own,
         lastProgress = std::chrono::steady_clock::now();
         if (msg->rkt) {
             const PartitionKey key{rd_kafka_topic_name(msg->rkt), msg->partition};
+            const auto stop = stopAt.find(key);
+            if (stop == stopAt.end() || (!msg->err && msg->offset >= stop->second)) {
+                // Prefetched past where this read ends: not this read's (a
+                // second read of the same call would deliver it twice).
+                rd_kafka_message_destroy(msg);
+                continue;
+            }
             if (!msg->err) {
                 start[key] = msg->offset + 1;
                 if (stats)
@@ -987,8 +1010,15 @@ ObservationBatch KafkaSource::Impl::readCall(Impl& self, OwnConsumer& own,
             } else if (msg->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) {
                 m->recoverLostOffsets(c, msg, start, batch);
             }
-            if (const auto it = stopAt.find(key); it != stopAt.end() && start[key] >= it->second)
-                stopAt.erase(it);
+            if (const auto it = stopAt.find(key); it == stopAt.end() || start[key] >= it->second) {
+                stopAt.erase(key);
+                // Done with this partition: it fetches no further while the
+                // other is read.
+                rd_kafka_topic_partition_list_t* one = rd_kafka_topic_partition_list_new(1);
+                rd_kafka_topic_partition_list_add(one, key.topic.c_str(), key.partition);
+                rd_kafka_pause_partitions(c, one);
+                rd_kafka_topic_partition_list_destroy(one);
+            }
         }
         rd_kafka_message_destroy(msg);
     }
