@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <future>
 #include <set>
 #include <unordered_set>
 
@@ -509,9 +510,21 @@ std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<b
     const std::uint32_t known = m_store.find(callId);
     if (known != CallStore::npos && (m_store.call(known).hasRecord() || !m_config.readsPostgres()))
         return known;
-    // Record and attempts by key...
+    // Record and attempts by key (while the Kafka reader connects)...
+    std::future<void> kafkaReady;
+    if (known == CallStore::npos && m_config.readsKafka() && m_config.readsPostgres())
+        kafkaReady = std::async(std::launch::async, [&] { m_kafka.prepareColdRead(cancel); });
+    struct Join {
+        std::future<void>& f;
+        ~Join() {
+            if (f.valid())
+                f.wait();
+        }
+    } join{kafkaReady};
     ObservationBatch pg =
         m_config.readsPostgres() ? m_postgres.fetchCalls({callId}, &cancel) : ObservationBatch{};
+    if (kafkaReady.valid())
+        kafkaReady.get();
     EpochMillis from = kNoTime, to = kNoTime, lastChange = kNoTime;
     bool finished = false;
     for (const auto& r : pg.records) {

@@ -11,6 +11,7 @@
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <thread>
@@ -197,6 +198,10 @@ struct KafkaSource::Impl {
     // one drill-down share it. Dropped after a failure.
     std::mutex coldMutex;
     std::unique_ptr<OwnConsumer> cold;
+    // Topics listed by prepareColdRead for the read that follows it (taken
+    // once, and only within seconds: partition counts are not kept).
+    std::optional<std::map<std::string, TopicInfo>> coldTopics;
+    std::chrono::steady_clock::time_point coldTopicsAt;
     static ObservationBatch readCall(Impl& self, OwnConsumer& own, const std::string& callId,
                                      EpochMillis from, EpochMillis to,
                                      const std::atomic<bool>& cancel, ColdFetchStats* stats);
@@ -903,13 +908,35 @@ ObservationBatch KafkaSource::fetchCall(const std::string& callId, EpochMillis f
     }
 }
 
+void KafkaSource::prepareColdRead(const std::atomic<bool>& cancel) {
+    std::lock_guard coldLock(m->coldMutex);
+    try {
+        if (!m->cold)
+            m->cold = std::make_unique<Impl::OwnConsumer>(*m, true);
+        m->coldTopics = m->resolveTopics(m->cold->rk, 10'000, nullptr, cancel);
+        m->coldTopicsAt = std::chrono::steady_clock::now();
+    } catch (const SourceError&) {
+        // The read itself meets the failure again and reports it.
+        m->cold.reset();
+        m->coldTopics.reset();
+    }
+}
+
 ObservationBatch KafkaSource::Impl::readCall(Impl& self, OwnConsumer& own,
                                              const std::string& callId, EpochMillis from,
                                              EpochMillis to, const std::atomic<bool>& cancel,
                                              ColdFetchStats* stats) {
     Impl* const m = &self;
     rd_kafka_t* c = own.rk;
-    const auto topics = m->resolveTopics(c, 10'000, nullptr, cancel);
+    std::map<std::string, TopicInfo> topics;
+    if (m->coldTopics &&
+        std::chrono::steady_clock::now() - m->coldTopicsAt < std::chrono::seconds(5)) {
+        topics = std::move(*m->coldTopics);
+        m->coldTopics.reset();
+    } else {
+        m->coldTopics.reset();
+        topics = m->resolveTopics(c, 10'000, nullptr, cancel);
+    }
     std::vector<PartitionKey> parts;
     for (const auto& [name, info] : topics) {
         const std::int32_t p = partitionForKey(callId, info.partitions, m->cfg.partitioner);

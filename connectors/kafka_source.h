@@ -57,6 +57,11 @@ public:
     ObservationBatch fetchCall(const std::string& callId, EpochMillis from, EpochMillis to,
                                const std::atomic<bool>& cancel, ColdFetchStats* stats = nullptr);
 
+    // Connects the cold reader and lists the topics for the fetchCall that
+    // follows (on another thread, while the record is looked up); failures
+    // are left for fetchCall to report.
+    void prepareColdRead(const std::atomic<bool>& cancel);
+
     // Lists the matching topics and decodes the newest `samplePerTopic`
     // messages of each (spread over its partitions).
     KafkaCheck check(std::size_t samplePerTopic, const std::atomic<bool>& cancel);
