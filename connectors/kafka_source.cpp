@@ -531,8 +531,8 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
     // window is read up to the oldest of them (partitions are read in
     // offset order, which is time order up to producers' clock skew).
     std::map<PartitionKey, EpochMillis> newest;
-    const auto readUpTo = [&] {
-        EpochMillis t = until == kNoTime ? nowMillis() : until;
+    const auto slowestRead = [&] {
+        EpochMillis t = INT64_MAX;
         for (const auto& [p, end] : remaining) {
             const auto it = newest.find(p);
             t = std::min(t, it == newest.end() ? m->coverageFrom : it->second);
@@ -592,17 +592,16 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
     while (!remaining.empty() && !cancel) {
         // Batches of messages: one call, one clock reading per thousand.
         const ssize_t n = rd_kafka_consume_batch_queue(queue, 200, msgs.data(), msgs.size());
-        if (n <= 0) {
-            if (std::chrono::steady_clock::now() - lastProgress > std::chrono::seconds(60)) {
-                rd_kafka_queue_destroy(queue);
-                std::lock_guard lock(m->errors->mutex);
-                const std::string& last = m->errors->lastError;
-                throw SourceError("Kafka (" + m->cfg.brokers + "): no progress reading the window" +
-                                  (last.empty() ? std::string() : ": " + last));
-            }
-            continue;
+        const auto now = std::chrono::steady_clock::now();
+        if (n > 0) {
+            lastProgress = now;
+        } else if (now - lastProgress > std::chrono::seconds(60)) {
+            rd_kafka_queue_destroy(queue);
+            std::lock_guard lock(m->errors->mutex);
+            const std::string& last = m->errors->lastError;
+            throw SourceError("Kafka (" + m->cfg.brokers + "): no progress reading the window" +
+                              (last.empty() ? std::string() : ": " + last));
         }
-        lastProgress = std::chrono::steady_clock::now();
         for (ssize_t k = 0; k < n; ++k) {
             rd_kafka_message_t* msg = msgs[static_cast<std::size_t>(k)];
             if (msg->rkt) {
@@ -632,20 +631,27 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
             sink.deliver(std::move(batch));
             batch = {};
         }
-        if (lastProgress - lastShown > std::chrono::milliseconds(250)) {
-            lastShown = lastProgress;
+        // Also when nothing came: the partitions that ran ahead were paused,
+        // and when the slow one ends they are all that is left to resume.
+        if (now - lastShown > std::chrono::milliseconds(250)) {
+            lastShown = now;
             progress();
             // What is delivered is read up to here (the batch in hand is not).
             if (batch.hasAnything()) {
                 sink.deliver(std::move(batch));
                 batch = {};
             }
-            const EpochMillis upTo = readUpTo();
+            const EpochMillis slowest = slowestRead();
+            const EpochMillis upTo = std::min(until == kNoTime ? nowMillis() : until, slowest);
             if (!m->receiptsMissing)
                 sink.receiptCoverage(m->coverageFrom, upTo);
             sink.loadedUpTo("kafka", upTo, cancel, pauseAll);
-            keepInStep(upTo);
-            lastProgress = lastShown = std::chrono::steady_clock::now(); // held, not stalled
+            // Not clamped to now: producers' clocks run ahead, and a partition
+            // whose messages are stamped in the future is the slowest one too.
+            keepInStep(slowest);
+            const auto after = std::chrono::steady_clock::now();
+            lastProgress += after - now; // held, not stalled
+            lastShown = after;
         }
     }
     rd_kafka_queue_destroy(queue);

@@ -202,6 +202,42 @@ TEST(KafkaIngest, ShortWindowOverOldHistoryReadsOnlyWhatIsInTheWindow) {
     EXPECT_EQ(all.receipts.size(), 401u);
 }
 
+// Partitions are read in step: one that runs more than ten minutes ahead of
+// the slowest is paused. When the slow one ended while the other was paused,
+// nothing resumed it and the scan failed after a minute with "no progress
+// reading the window" (seen on a 1M-call scan, one run in three); and a
+// partition with messages stamped in the future (a producer's clock running
+// ahead) counted as ahead of "now" and was never resumed either.
+TEST(KafkaIngest, APartitionPausedForRunningAheadIsResumedWhenTheSlowOneEnds) {
+    const TestStack s = TestStack::fresh("kafka_in_step");
+    const KafkaConfig k = receiptsOnly(s, 2);
+    const EpochMillis now = nowMillis();
+    constexpr int kEach = 400'000;
+    {
+        RawProducer producer(s.brokers);
+        // 20 ms apart, each partition spans 2 h 13 min: partition 0 from -5 h,
+        // partition 1 from -1.5 h, up to 43 min in the future (brokers refuse
+        // more than an hour ahead). Partition 1 is always far ahead and, read
+        // at the same pace, still has most of its messages when 0 ends.
+        for (int i = 0; i < kEach; ++i) {
+            const std::string a = "slow-" + std::to_string(i), b = "fast-" + std::to_string(i);
+            producer.produce(s.receiptTopic, 0, a, receipt(a), now - 5 * 3'600'000 + i * 20);
+            producer.produce(s.receiptTopic, 1, b, receipt(b), now - 5'400'000 + i * 20);
+            if (i % 20'000 == 19'999) // the producer queues 100k messages at most
+                producer.flush();
+        }
+        producer.flush();
+    }
+    KafkaSource source(k);
+    CollectingSink sink;
+    const auto took = loadWithWatchdog(source, now - 6 * 3'600'000, sink, 120s);
+    std::size_t slow = 0;
+    for (const auto& r : sink.receipts)
+        slow += r.callId.starts_with("slow-");
+    EXPECT_EQ(slow, std::size_t(kEach)) << "in " << took.count() << " ms";
+    EXPECT_EQ(sink.receiptCount() - slow, std::size_t(kEach));
+}
+
 // Commit markers take offsets no message is delivered for, aborted messages
 // are skipped and an open transaction holds the readable end back: the window
 // must end where the broker says it ends (partition EOF), never hang.
