@@ -160,17 +160,23 @@ struct KafkaSource::Impl {
 
     KafkaSettings settings() const { return {cfg.brokers, cfg.properties, cfg.partitioner}; }
 
-    // `pointRead`: a consumer of cold reads, minutes of one partition per
-    // topic: smaller fetches, so little is read past where a read stops.
-    rd_kafka_t* newConsumer(bool pointRead = false) {
+    // What a consumer is for. Follow: the live tail (librdkafka's defaults
+    // and ours). Point: cold reads, minutes of one partition per topic:
+    // smaller fetches, so little is read past where a read stops. Window: a
+    // window's bulk read, each partition from its own queue: a partition
+    // that runs ahead fills its queue and its fetcher stops, so the queue
+    // bound (per partition) is what a window read holds in prefetch.
+    enum class Use { Follow, Point, Window };
+    rd_kafka_t* newConsumer(Use use = Use::Follow) {
         std::string error;
         rd_kafka_conf_t* conf = makeKafkaConf(settings(), error);
         if (!conf)
             throw SourceError(error, true);
-        if (pointRead && !cfg.properties.count("max.partition.fetch.bytes")) {
-            char err[256];
+        char err[256];
+        if (use == Use::Point && !cfg.properties.count("max.partition.fetch.bytes"))
             rd_kafka_conf_set(conf, "max.partition.fetch.bytes", "262144", err, sizeof err);
-        }
+        if (use == Use::Window && !cfg.properties.count("queued.max.messages.kbytes"))
+            rd_kafka_conf_set(conf, "queued.max.messages.kbytes", "4096", err, sizeof err);
         rd_kafka_conf_set_error_cb(conf, &KafkaErrors::onError);
         rd_kafka_conf_set_log_cb(conf, &KafkaErrors::onLog);
         rd_kafka_conf_set_opaque(conf, errors.get());
@@ -183,8 +189,8 @@ struct KafkaSource::Impl {
     // A consumer and a decoder of its own (a cold fetch, a check), so a live
     // follow() is not disturbed; closed when it goes.
     struct OwnConsumer {
-        explicit OwnConsumer(Impl& impl, bool pointRead = false)
-            : rk(impl.newConsumer(pointRead)), decoder(impl.cfg), errors(impl.errors) {}
+        explicit OwnConsumer(Impl& impl, Use use = Use::Follow)
+            : rk(impl.newConsumer(use)), decoder(impl.cfg), errors(impl.errors) {}
         ~OwnConsumer() { closeConsumer(rk, 5000, errors); }
         OwnConsumer(const OwnConsumer&) = delete;
         OwnConsumer& operator=(const OwnConsumer&) = delete;
@@ -472,7 +478,7 @@ KafkaSource::KafkaSource(const KafkaConfig& config, KafkaSourceOptions options)
 KafkaSource::~KafkaSource() = default;
 
 // How far (in message time) a partition may run ahead of the slowest while a
-// window loads.
+// window loads, at least (a 32nd of the window when that is more).
 constexpr std::int64_t kPartitionLead = 10 * 60'000;
 
 void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSink& sink,
@@ -513,7 +519,6 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
             remaining[p] = high;
     }
     m->assigned = start;
-    m->assign(m->rk, start);
     m->coverageFrom = since == kNoTime ? 0 : since;
     std::int64_t total = 0; // messages to read, for the progress shown while loading
     for (const auto& [p, end] : remaining)
@@ -539,123 +544,130 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
         }
         return t;
     };
-    // Pausing a partition stops its fetcher and drops what it prefetched
-    // (read again on resume), so a paused partition holds no memory.
-    std::set<PartitionKey> paused;
-    const auto setPaused = [&](const std::vector<PartitionKey>& parts, bool pause) {
-        if (parts.empty())
-            return;
-        rd_kafka_topic_partition_list_t* list =
-            rd_kafka_topic_partition_list_new(static_cast<int>(parts.size()));
-        for (const PartitionKey& p : parts) {
-            rd_kafka_topic_partition_list_add(list, p.topic.c_str(), p.partition);
-            if (pause)
-                paused.insert(p);
-            else
-                paused.erase(p);
-        }
-        if (pause)
-            rd_kafka_pause_partitions(m->rk, list);
-        else
-            rd_kafka_resume_partitions(m->rk, list);
-        rd_kafka_topic_partition_list_destroy(list);
+    // Partitions move through time together: each has its own queue, and one
+    // more than `lead` ahead of the slowest is not read from until the slowest
+    // catches up. Its fetcher stops when its queue is full (bounded by
+    // queued.max.messages.kbytes) and nothing fetched is dropped: pausing a
+    // partition instead discards its prefetch, and with 4 MiB fetches a
+    // partition of sparse messages runs ahead by hours in one fetch, so it was
+    // paused, refetched and paused again (a 1M-call scan spent 12 s waiting).
+    const std::int64_t lead = std::max<std::int64_t>(
+        kPartitionLead, ((until == kNoTime ? nowMillis() : until) - m->coverageFrom) / 32);
+    // A consumer of its own (queues bounded per partition), closed when the
+    // window is read; following goes on from where it stopped with m->rk.
+    Impl::OwnConsumer window(*m, Impl::Use::Window);
+    rd_kafka_queue_t* consumerQueue = rd_kafka_queue_get_consumer(window.rk);
+    std::map<PartitionKey, rd_kafka_queue_t*> queues;
+    for (const auto& [p, end] : remaining) {
+        rd_kafka_queue_t* q = rd_kafka_queue_get_partition(window.rk, p.topic.c_str(), p.partition);
+        if (!q)
+            continue; // read through the consumer queue
+        rd_kafka_queue_forward(q, nullptr);
+        queues.emplace(p, q);
+    }
+    const auto joinQueues = [&] {
+        for (const auto& [p, q] : queues)
+            rd_kafka_queue_destroy(q);
+        queues.clear();
+        rd_kafka_queue_destroy(consumerQueue);
     };
-    // Partitions move through time together: one more than kPartitionLead
-    // ahead of the slowest waits for it (the fetcher serves partitions
-    // unevenly, and what a fast one brings early only waits in memory).
-    const auto keepInStep = [&](EpochMillis slowest) {
-        std::vector<PartitionKey> pause, resume;
-        for (const auto& [p, end] : remaining) {
-            const auto it = newest.find(p);
-            const bool ahead = it != newest.end() && it->second > slowest + kPartitionLead;
-            if (ahead && !paused.count(p))
-                pause.push_back(p);
-            else if (!ahead && paused.count(p))
-                resume.push_back(p);
-        }
-        setPaused(pause, true);
-        setPaused(resume, false);
-    };
-    // Held back to keep in step with the other source: every partition waits.
-    const auto pauseAll = [&](bool waiting) {
-        std::vector<PartitionKey> parts;
-        for (const auto& [p, end] : remaining)
-            if (waiting != (paused.count(p) != 0))
-                parts.push_back(p);
-        setPaused(parts, waiting);
-    };
+    m->assign(window.rk, start);
 
     ObservationBatch batch;
-    auto lastProgress = std::chrono::steady_clock::now();
-    rd_kafka_queue_t* queue = rd_kafka_queue_get_consumer(m->rk);
-    std::vector<rd_kafka_message_t*> msgs(1000);
-    while (!remaining.empty() && !cancel) {
-        // Batches of messages: one call, one clock reading per thousand.
-        const ssize_t n = rd_kafka_consume_batch_queue(queue, 200, msgs.data(), msgs.size());
-        const auto now = std::chrono::steady_clock::now();
-        if (n > 0) {
-            lastProgress = now;
-        } else if (now - lastProgress > std::chrono::seconds(60)) {
-            rd_kafka_queue_destroy(queue);
-            std::lock_guard lock(m->errors->mutex);
-            const std::string& last = m->errors->lastError;
-            throw SourceError("Kafka (" + m->cfg.brokers + "): no progress reading the window" +
-                              (last.empty() ? std::string() : ": " + last));
-        }
-        for (ssize_t k = 0; k < n; ++k) {
-            rd_kafka_message_t* msg = msgs[static_cast<std::size_t>(k)];
-            if (msg->rkt) {
-                const PartitionKey key{rd_kafka_topic_name(msg->rkt), msg->partition};
-                if (!msg->err) {
-                    m->assigned[key] = msg->offset + 1;
-                    const EpochMillis ts = Impl::timestampOf(msg);
-                    EpochMillis& seen = newest.try_emplace(key, ts).first->second;
-                    seen = std::max(seen, ts);
-                    if (until == kNoTime || ts < until)
-                        m->decode(msg, m->roleOf(key.topic.c_str()), batch, m->decoder);
-                } else if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-                    // All that can be read now is read: under read_committed the
-                    // end lies past the commit markers and any open transaction.
-                    m->assigned[key] = std::max(m->assigned[key], msg->offset);
-                    remaining.erase(key);
-                } else if (msg->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) {
-                    m->recoverLostOffsets(m->rk, msg, m->assigned, batch);
-                }
-                if (const auto it = remaining.find(key);
-                    it != remaining.end() && m->assigned[key] >= it->second)
-                    remaining.erase(it);
+    const auto handle = [&](rd_kafka_message_t* msg) {
+        if (msg->rkt) {
+            const PartitionKey key{rd_kafka_topic_name(msg->rkt), msg->partition};
+            if (!msg->err) {
+                m->assigned[key] = msg->offset + 1;
+                const EpochMillis ts = Impl::timestampOf(msg);
+                EpochMillis& seen = newest.try_emplace(key, ts).first->second;
+                seen = std::max(seen, ts);
+                if (until == kNoTime || ts < until)
+                    m->decode(msg, m->roleOf(key.topic.c_str()), batch, m->decoder);
+            } else if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+                // All that can be read now is read: under read_committed the
+                // end lies past the commit markers and any open transaction.
+                m->assigned[key] = std::max(m->assigned[key], msg->offset);
+                remaining.erase(key);
+            } else if (msg->err == RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET) {
+                m->recoverLostOffsets(window.rk, msg, m->assigned, batch);
             }
-            rd_kafka_message_destroy(msg);
+            if (const auto it = remaining.find(key);
+                it != remaining.end() && m->assigned[key] >= it->second)
+                remaining.erase(it);
         }
-        if (batch.size() + batch.rejected.size() >= kBatchMessages) {
-            sink.deliver(std::move(batch));
-            batch = {};
-        }
-        // Also when nothing came: the partitions that ran ahead were paused,
-        // and when the slow one ends they are all that is left to resume.
-        if (now - lastShown > std::chrono::milliseconds(250)) {
-            lastShown = now;
-            progress();
-            // What is delivered is read up to here (the batch in hand is not).
-            if (batch.hasAnything()) {
+        rd_kafka_message_destroy(msg);
+    };
+    std::vector<rd_kafka_message_t*> msgs(1000);
+    const auto consume = [&](rd_kafka_queue_t* q, int timeoutMs) {
+        const ssize_t n = rd_kafka_consume_batch_queue(q, timeoutMs, msgs.data(), msgs.size());
+        for (ssize_t k = 0; k < n; ++k)
+            handle(msgs[static_cast<std::size_t>(k)]);
+        return std::max<ssize_t>(n, 0);
+    };
+    auto lastProgress = std::chrono::steady_clock::now();
+    std::vector<PartitionKey> readable;
+    try {
+        while (!remaining.empty() && !cancel) {
+            // One batch from every partition not too far ahead; errors, events
+            // and partitions without a queue of their own come on the consumer queue.
+            const EpochMillis slowest = slowestRead();
+            PartitionKey slowestKey;
+            readable.clear();
+            for (const auto& [p, end] : remaining) {
+                const auto it = newest.find(p);
+                const EpochMillis t = it == newest.end() ? m->coverageFrom : it->second;
+                if (t == slowest && slowestKey.topic.empty())
+                    slowestKey = p;
+                if (t <= slowest + lead)
+                    readable.push_back(p);
+            }
+            ssize_t got = consume(consumerQueue, 0);
+            for (const PartitionKey& p : readable)
+                if (const auto q = queues.find(p); q != queues.end())
+                    got += consume(q->second, 0);
+            if (got == 0) { // wait for the partition everything waits for
+                const auto q = queues.find(slowestKey);
+                got = consume(q != queues.end() ? q->second : consumerQueue, 100);
+            }
+            const auto now = std::chrono::steady_clock::now();
+            if (got > 0) {
+                lastProgress = now;
+            } else if (now - lastProgress > std::chrono::seconds(60)) {
+                std::lock_guard lock(m->errors->mutex);
+                const std::string& last = m->errors->lastError;
+                throw SourceError("Kafka (" + m->cfg.brokers + "): no progress reading the window" +
+                                  (last.empty() ? std::string() : ": " + last));
+            }
+            if (batch.size() + batch.rejected.size() >= kBatchMessages) {
                 sink.deliver(std::move(batch));
                 batch = {};
             }
-            const EpochMillis slowest = slowestRead();
-            const EpochMillis upTo = std::min(until == kNoTime ? nowMillis() : until, slowest);
-            if (!m->receiptsMissing)
-                sink.receiptCoverage(m->coverageFrom, upTo);
-            sink.loadedUpTo("kafka", upTo, cancel, pauseAll);
-            // Not clamped to now: producers' clocks run ahead, and a partition
-            // whose messages are stamped in the future is the slowest one too.
-            keepInStep(slowest);
-            const auto after = std::chrono::steady_clock::now();
-            lastProgress += after - now; // held, not stalled
-            lastShown = after;
+            if (now - lastShown > std::chrono::milliseconds(250)) {
+                lastShown = now;
+                progress();
+                // What is delivered is read up to here (the batch in hand is not).
+                if (batch.hasAnything()) {
+                    sink.deliver(std::move(batch));
+                    batch = {};
+                }
+                const EpochMillis upTo =
+                    std::min(until == kNoTime ? nowMillis() : until, slowestRead());
+                if (!m->receiptsMissing)
+                    sink.receiptCoverage(m->coverageFrom, upTo);
+                // Held back to keep in step with the other source: nothing is
+                // read meanwhile, and the fetchers stop when the queues are full.
+                sink.loadedUpTo("kafka", upTo, cancel, nullptr);
+                const auto after = std::chrono::steady_clock::now();
+                lastProgress += after - now; // held, not stalled
+                lastShown = after;
+            }
         }
+    } catch (...) {
+        joinQueues();
+        throw;
     }
-    rd_kafka_queue_destroy(queue);
-    setPaused(std::vector<PartitionKey>(paused.begin(), paused.end()), false);
+    joinQueues();
     if (batch.hasAnything())
         sink.deliver(std::move(batch));
     sink.loadProgress("kafka", 100);
@@ -905,7 +917,7 @@ ObservationBatch KafkaSource::fetchCall(const std::string& callId, EpochMillis f
                                         const std::atomic<bool>& cancel, ColdFetchStats* stats) {
     std::lock_guard coldLock(m->coldMutex);
     if (!m->cold)
-        m->cold = std::make_unique<Impl::OwnConsumer>(*m, true);
+        m->cold = std::make_unique<Impl::OwnConsumer>(*m, Impl::Use::Point);
     try {
         return Impl::readCall(*m, *m->cold, callId, from, to, cancel, stats);
     } catch (...) {
@@ -918,7 +930,7 @@ void KafkaSource::prepareColdRead(const std::atomic<bool>& cancel) {
     std::lock_guard coldLock(m->coldMutex);
     try {
         if (!m->cold)
-            m->cold = std::make_unique<Impl::OwnConsumer>(*m, true);
+            m->cold = std::make_unique<Impl::OwnConsumer>(*m, Impl::Use::Point);
         m->coldTopics = m->resolveTopics(m->cold->rk, 10'000, nullptr, cancel);
         m->coldTopicsAt = std::chrono::steady_clock::now();
     } catch (const SourceError&) {
