@@ -44,6 +44,8 @@ AnomaliesView::AnomaliesView(AnomalyTableModel* model, QWidget* parent)
     bar->addWidget(m_resolved);
 
     m_table->setModel(m_filter);
+    connect(model, &AnomalyTableModel::agesMoved, m_table->viewport(),
+            qOverload<>(&QWidget::update));
     m_table->setSortingEnabled(true);
     m_table->sortByColumn(AnomalyTableModel::Severity, Qt::DescendingOrder);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);

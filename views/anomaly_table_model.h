@@ -33,7 +33,7 @@ public:
     void applyChanges(const std::vector<AnomalyChange>& changes);
     // A new engine (another window or config) numbers its anomalies afresh.
     void clear();
-    void setNow(EpochMillis now); // ages move on, a relative window slides
+    void setNow(EpochMillis now); // ages move on (agesMoved), a relative window slides
     // A relative window ("Last 15 min"): only anomalies active within `ms`
     // before now are in it (open waits always, other open ones by their
     // latest evidence, resolved ones by their resolution) and counted;
@@ -50,6 +50,11 @@ public:
     int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role) const override;
     QVariant headerData(int section, Qt::Orientation o, int role) const override;
+
+signals:
+    // Ages and live summaries read differently now: views repaint (no row's
+    // filter or sort key changed; a row that left the window said so).
+    void agesMoved();
 
 private:
     std::vector<Anomaly> m_rows;
