@@ -202,8 +202,12 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
                         ") were deleted by retention before they were read"});
         }
         const StoreCounters before = m_store.counters();
-        auto t = m_store.apply(b);
-        touched.insert(touched.end(), t.begin(), t.end());
+        if (judge) {
+            auto t = m_store.apply(b);
+            touched.insert(touched.end(), t.begin(), t.end());
+        } else {
+            m_store.applyOnly(b); // nothing is judged from these now: no list to sort
+        }
         // When each source last brought something new (quiet): what the store
         // took as a change, not a row the record feed read again in its overlap.
         const StoreCounters& after = m_store.counters();

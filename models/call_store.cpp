@@ -370,6 +370,17 @@ std::uint32_t CallStore::add(const CallerObservation& o) {
     return i;
 }
 
+void CallStore::applyOnly(const ObservationBatch& b) {
+    for (const auto& o : b.records)
+        add(o);
+    for (const auto& o : b.attempts)
+        add(o);
+    for (const auto& o : b.receipts)
+        add(o);
+    for (const auto& o : b.callerEvents)
+        add(o);
+}
+
 std::vector<std::uint32_t> CallStore::apply(const ObservationBatch& b) {
     std::vector<std::uint32_t> touched;
     touched.reserve(b.size());

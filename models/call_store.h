@@ -114,6 +114,8 @@ public:
 
     // Applies a batch; returns the indices of the calls it touched (unique).
     std::vector<std::uint32_t> apply(const ObservationBatch& batch);
+    // The same, for a caller that judges nothing now (a window loading).
+    void applyOnly(const ObservationBatch& batch);
     // The same for one observation each (tests, benchmarks).
     std::uint32_t add(const RecordObservation& o);
     std::uint32_t add(const AttemptObservation& o);
