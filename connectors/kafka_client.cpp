@@ -85,14 +85,13 @@ rd_kafka_t* makeManualConsumer(const KafkaSettings& s, std::string& error, rd_ka
     // Come back quickly after a broker restart, unless the user said otherwise.
     if (!s.properties.count("reconnect.backoff.max.ms"))
         rd_kafka_conf_set(conf, "reconnect.backoff.max.ms", "2000", err, sizeof err);
-    // Bulk reads of a window: larger fetches, fewer round trips, and a fetch
-    // queue deep enough that librdkafka does not back off between fetches
-    // (its queue is still bounded by queued.max.messages.kbytes, per partition
-    // under assign()). Smaller queues cost more than they save: librdkafka 2.0
-    // does not fetch a partition whose queue is full for a whole second, and
-    // 4 MiB (16 MiB) per partition made a scan of 4M messages 6x (1.6x)
-    // slower. While a window loads, partitions that run ahead are paused
-    // instead, which drops what they prefetched.
+    // Bulk reads: larger fetches, fewer round trips, and a fetch queue bounded
+    // by bytes (queued.max.messages.kbytes), not by a message count. When no
+    // partition of a broker can be fetched (every queue full) librdkafka 2.0
+    // waits up to a second before it looks again, so a small queue shared by
+    // all partitions stalls a fast reader. A window's read uses a consumer of
+    // its own with a queue per partition (see KafkaSource::loadWindow): the
+    // partition it waits for is drained, so it can always be fetched.
     if (!s.properties.count("queued.min.messages"))
         rd_kafka_conf_set(conf, "queued.min.messages", "1000000", err, sizeof err);
     if (!s.properties.count("max.partition.fetch.bytes"))

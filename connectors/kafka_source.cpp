@@ -167,7 +167,7 @@ struct KafkaSource::Impl {
     // that runs ahead fills its queue and its fetcher stops, so the queue
     // bound (per partition) is what a window read holds in prefetch.
     enum class Use { Follow, Point, Window };
-    rd_kafka_t* newConsumer(Use use = Use::Follow) {
+    rd_kafka_t* newConsumer(Use use = Use::Follow, std::size_t partitions = 1) {
         std::string error;
         rd_kafka_conf_t* conf = makeKafkaConf(settings(), error);
         if (!conf)
@@ -175,8 +175,14 @@ struct KafkaSource::Impl {
         char err[256];
         if (use == Use::Point && !cfg.properties.count("max.partition.fetch.bytes"))
             rd_kafka_conf_set(conf, "max.partition.fetch.bytes", "262144", err, sizeof err);
-        if (use == Use::Window && !cfg.properties.count("queued.max.messages.kbytes"))
-            rd_kafka_conf_set(conf, "queued.max.messages.kbytes", "4096", err, sizeof err);
+        if (use == Use::Window && !cfg.properties.count("queued.max.messages.kbytes")) {
+            // 4 MiB a partition (2 MiB stalled on librdkafka 2.0's refetch
+            // pause), 256 MiB in all for many partitions, 1 MiB at least.
+            const std::size_t kib = std::clamp<std::size_t>(
+                256 * 1024 / std::max<std::size_t>(partitions, 1), 1024, 4096);
+            rd_kafka_conf_set(conf, "queued.max.messages.kbytes", std::to_string(kib).c_str(), err,
+                              sizeof err);
+        }
         rd_kafka_conf_set_error_cb(conf, &KafkaErrors::onError);
         rd_kafka_conf_set_log_cb(conf, &KafkaErrors::onLog);
         rd_kafka_conf_set_opaque(conf, errors.get());
@@ -189,8 +195,8 @@ struct KafkaSource::Impl {
     // A consumer and a decoder of its own (a cold fetch, a check), so a live
     // follow() is not disturbed; closed when it goes.
     struct OwnConsumer {
-        explicit OwnConsumer(Impl& impl, Use use = Use::Follow)
-            : rk(impl.newConsumer(use)), decoder(impl.cfg), errors(impl.errors) {}
+        explicit OwnConsumer(Impl& impl, Use use = Use::Follow, std::size_t partitions = 1)
+            : rk(impl.newConsumer(use, partitions)), decoder(impl.cfg), errors(impl.errors) {}
         ~OwnConsumer() { closeConsumer(rk, 5000, errors); }
         OwnConsumer(const OwnConsumer&) = delete;
         OwnConsumer& operator=(const OwnConsumer&) = delete;
@@ -551,11 +557,17 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
     // partition instead discards its prefetch, and with 4 MiB fetches a
     // partition of sparse messages runs ahead by hours in one fetch, so it was
     // paused, refetched and paused again (a 1M-call scan spent 12 s waiting).
-    const std::int64_t lead = std::max<std::int64_t>(
-        kPartitionLead, ((until == kNoTime ? nowMillis() : until) - m->coverageFrom) / 32);
-    // A consumer of its own (queues bounded per partition), closed when the
-    // window is read; following goes on from where it stopped with m->rk.
-    Impl::OwnConsumer window(*m, Impl::Use::Window);
+    // (A window without a start — the whole topics — has no length to divide:
+    // an hour.)
+    const std::int64_t lead =
+        since == kNoTime ? 3'600'000
+                         : std::max<std::int64_t>(
+                               kPartitionLead,
+                               ((until == kNoTime ? nowMillis() : until) - m->coverageFrom) / 32);
+    // A consumer of its own (queues bounded per partition, within a total),
+    // closed when the window is read; following goes on from where it stopped
+    // with m->rk.
+    Impl::OwnConsumer window(*m, Impl::Use::Window, remaining.size());
     rd_kafka_queue_t* consumerQueue = rd_kafka_queue_get_consumer(window.rk);
     std::map<PartitionKey, rd_kafka_queue_t*> queues;
     for (const auto& [p, end] : remaining) {
@@ -565,16 +577,18 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
         rd_kafka_queue_forward(q, nullptr);
         queues.emplace(p, q);
     }
+    // Every queue reference and message goes before the consumer is closed,
+    // whatever is thrown (librdkafka waits for them when it is destroyed).
     const auto joinQueues = [&] {
         for (const auto& [p, q] : queues)
             rd_kafka_queue_destroy(q);
         queues.clear();
         rd_kafka_queue_destroy(consumerQueue);
     };
-    m->assign(window.rk, start);
-
     ObservationBatch batch;
     const auto handle = [&](rd_kafka_message_t* msg) {
+        const std::unique_ptr<rd_kafka_message_t, void (*)(rd_kafka_message_t*)> owned(
+            msg, rd_kafka_message_destroy);
         if (msg->rkt) {
             const PartitionKey key{rd_kafka_topic_name(msg->rkt), msg->partition};
             if (!msg->err) {
@@ -596,18 +610,25 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
                 it != remaining.end() && m->assigned[key] >= it->second)
                 remaining.erase(it);
         }
-        rd_kafka_message_destroy(msg);
     };
     std::vector<rd_kafka_message_t*> msgs(1000);
     const auto consume = [&](rd_kafka_queue_t* q, int timeoutMs) {
         const ssize_t n = rd_kafka_consume_batch_queue(q, timeoutMs, msgs.data(), msgs.size());
-        for (ssize_t k = 0; k < n; ++k)
-            handle(msgs[static_cast<std::size_t>(k)]);
+        for (ssize_t k = 0; k < n; ++k) {
+            try {
+                handle(msgs[static_cast<std::size_t>(k)]);
+            } catch (...) {
+                for (ssize_t rest = k + 1; rest < n; ++rest)
+                    rd_kafka_message_destroy(msgs[static_cast<std::size_t>(rest)]);
+                throw;
+            }
+        }
         return std::max<ssize_t>(n, 0);
     };
     auto lastProgress = std::chrono::steady_clock::now();
     std::vector<PartitionKey> readable;
     try {
+        m->assign(window.rk, start);
         while (!remaining.empty() && !cancel) {
             // One batch from every partition not too far ahead; errors, events
             // and partitions without a queue of their own come on the consumer queue.

@@ -156,31 +156,31 @@ void AnomalyTableModel::setNow(EpochMillis now) {
     m_now = now;
     if (m_windowMs > 0) {
         // The window slides: a row that left it (or came back, the clock went
-        // back) is counted again and, run by run, filtered again.
-        int first = -1;
-        const auto changed = [&](int end) {
-            if (first >= 0)
-                emit dataChanged(index(first, 0), index(end - 1, ColumnCount - 1), {InWindowRole});
-            first = -1;
-        };
+        // back) is counted again and then, run by run, filtered again (the
+        // filter's listeners read the counts: all are right before any run).
+        std::vector<int> flipped;
         for (int r = 0; r < static_cast<int>(m_rows.size()); ++r) {
             const Anomaly& a = m_rows[static_cast<std::size_t>(r)];
             const bool is = inWindow(a);
             m_now = before;
             const bool was = inWindow(a);
             m_now = now;
-            if (is == was) {
-                changed(r);
+            if (is == was)
                 continue;
-            }
             if (a.open) {
                 m_openByKind[static_cast<std::size_t>(a.kind)] += is ? 1 : -1;
                 m_openBySeverity[static_cast<std::size_t>(a.severity)] += is ? 1 : -1;
             }
-            if (first < 0)
-                first = r;
+            flipped.push_back(r);
         }
-        changed(static_cast<int>(m_rows.size()));
+        for (std::size_t k = 0; k < flipped.size();) {
+            std::size_t end = k + 1;
+            while (end < flipped.size() && flipped[end] == flipped[end - 1] + 1)
+                ++end;
+            emit dataChanged(index(flipped[k], 0), index(flipped[end - 1], ColumnCount - 1),
+                             {InWindowRole});
+            k = end;
+        }
     }
     // Ages and live summaries are texts made when shown: the view repaints.
     // (A dataChanged over every row made the filter model filter and sort

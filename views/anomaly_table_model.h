@@ -52,8 +52,9 @@ public:
     QVariant headerData(int section, Qt::Orientation o, int role) const override;
 
 signals:
-    // Ages and live summaries read differently now: views repaint (no row's
-    // filter or sort key changed; a row that left the window said so).
+    // Ages and live summaries read differently now: views repaint. No filter
+    // answer changed (a row that left the window said so) and ages keep their
+    // order (a table sorted by Summary is not sorted again for this).
     void agesMoved();
 
 private:
