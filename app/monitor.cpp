@@ -115,8 +115,8 @@ void Monitor::stopPacing(const std::string& source) {
     m_paceMoved.notify_all();
 }
 
-void Monitor::loadedUpTo(const std::string& source, EpochMillis t, const std::atomic<bool>& cancel,
-                         const std::function<void(bool waiting)>& waiting) {
+void Monitor::loadedUpTo(const std::string& source, EpochMillis t,
+                         const std::atomic<bool>& cancel) {
     std::unique_lock lock(m_mutex);
     Pace& self = source == "kafka" ? m_kafkaPace : m_pgPace;
     const Pace& other = source == "kafka" ? m_pgPace : m_kafkaPace;
@@ -125,18 +125,8 @@ void Monitor::loadedUpTo(const std::string& source, EpochMillis t, const std::at
     const auto ahead = [&] {
         return other.loading && self.upTo > other.upTo + m_paceLead.count() && !cancel && !m_stop;
     };
-    if (!ahead())
-        return;
-    if (waiting) {
-        lock.unlock();
-        waiting(true);
-        lock.lock();
-    }
     while (ahead())
         m_paceMoved.wait_for(lock, std::chrono::milliseconds(100));
-    lock.unlock();
-    if (waiting)
-        waiting(false);
 }
 
 EpochMillis Monitor::pacedReadTo() {

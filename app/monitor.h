@@ -122,8 +122,8 @@ public:
     void recordCoverage(EpochMillis to) override;
     void loadProgress(const std::string& source, int percent) override;
     void readTo(const std::string& source, EpochMillis to) override;
-    void loadedUpTo(const std::string& source, EpochMillis t, const std::atomic<bool>& cancel,
-                    const std::function<void(bool waiting)>& waiting = {}) override;
+    void loadedUpTo(const std::string& source, EpochMillis t,
+                    const std::atomic<bool>& cancel) override;
 
 private:
     void applyQueued(EpochMillis now, bool judge);

@@ -542,12 +542,14 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
     // window is read up to the oldest of them (partitions are read in
     // offset order, which is time order up to producers' clock skew).
     std::map<PartitionKey, EpochMillis> newest;
+    const auto readTo = [&](const PartitionKey& p) {
+        const auto it = newest.find(p);
+        return it == newest.end() ? m->coverageFrom : it->second;
+    };
     const auto slowestRead = [&] {
         EpochMillis t = INT64_MAX;
-        for (const auto& [p, end] : remaining) {
-            const auto it = newest.find(p);
-            t = std::min(t, it == newest.end() ? m->coverageFrom : it->second);
-        }
+        for (const auto& [p, end] : remaining)
+            t = std::min(t, readTo(p));
         return t;
     };
     // Partitions move through time together: each has its own queue, and one
@@ -636,8 +638,7 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
             PartitionKey slowestKey;
             readable.clear();
             for (const auto& [p, end] : remaining) {
-                const auto it = newest.find(p);
-                const EpochMillis t = it == newest.end() ? m->coverageFrom : it->second;
+                const EpochMillis t = readTo(p);
                 if (t == slowest && slowestKey.topic.empty())
                     slowestKey = p;
                 if (t <= slowest + lead)
@@ -678,7 +679,7 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
                     sink.receiptCoverage(m->coverageFrom, upTo);
                 // Held back to keep in step with the other source: nothing is
                 // read meanwhile, and the fetchers stop when the queues are full.
-                sink.loadedUpTo("kafka", upTo, cancel, nullptr);
+                sink.loadedUpTo("kafka", upTo, cancel);
                 const auto after = std::chrono::steady_clock::now();
                 lastProgress += after - now; // held, not stalled
                 lastShown = after;

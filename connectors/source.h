@@ -6,7 +6,6 @@
 #include "models/source_health.h"
 
 #include <atomic>
-#include <functional>
 #include <stdexcept>
 #include <string>
 
@@ -27,12 +26,10 @@ public:
     // (older data will not come any more). The sink may hold the source here
     // until the other sources catch up, so that they move through time
     // together and what is final can leave memory (issue 12); it returns at
-    // once when `cancel` is set. `waiting` is told true before the source is
-    // held and false after (a reader pauses its prefetch meanwhile).
+    // once when `cancel` is set.
     virtual void loadedUpTo(const std::string& source, EpochMillis t,
-                            const std::atomic<bool>& cancel,
-                            const std::function<void(bool waiting)>& waiting = {}) {
-        (void)source, (void)t, (void)cancel, (void)waiting;
+                            const std::atomic<bool>& cancel) {
+        (void)source, (void)t, (void)cancel;
     }
     // How much of the window `source` has read, 0..100.
     virtual void loadProgress(const std::string& source, int percent) {

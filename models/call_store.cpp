@@ -370,28 +370,29 @@ std::uint32_t CallStore::add(const CallerObservation& o) {
     return i;
 }
 
-void CallStore::applyOnly(const ObservationBatch& b) {
+namespace {
+// Every observation of a batch into the store, in apply()'s order; `each` is
+// told the call each one went to.
+template <typename Each> void addEach(CallStore& store, const ObservationBatch& b, Each each) {
     for (const auto& o : b.records)
-        add(o);
+        each(store.add(o));
     for (const auto& o : b.attempts)
-        add(o);
+        each(store.add(o));
     for (const auto& o : b.receipts)
-        add(o);
+        each(store.add(o));
     for (const auto& o : b.callerEvents)
-        add(o);
+        each(store.add(o));
+}
+} // namespace
+
+void CallStore::applyOnly(const ObservationBatch& b) {
+    addEach(*this, b, [](std::uint32_t) {});
 }
 
 std::vector<std::uint32_t> CallStore::apply(const ObservationBatch& b) {
     std::vector<std::uint32_t> touched;
     touched.reserve(b.size());
-    for (const auto& o : b.records)
-        touched.push_back(add(o));
-    for (const auto& o : b.attempts)
-        touched.push_back(add(o));
-    for (const auto& o : b.receipts)
-        touched.push_back(add(o));
-    for (const auto& o : b.callerEvents)
-        touched.push_back(add(o));
+    addEach(*this, b, [&](std::uint32_t i) { touched.push_back(i); });
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
     return touched;

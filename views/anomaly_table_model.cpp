@@ -136,12 +136,16 @@ void AnomalyTableModel::setWindow(qint64 ms) {
 }
 
 bool AnomalyTableModel::inWindow(const Anomaly& a) const {
+    return inWindowAt(a, m_now);
+}
+
+bool AnomalyTableModel::inWindowAt(const Anomaly& a, EpochMillis now) const {
     if (m_windowMs <= 0 || (a.open && a.since != kNoTime))
         return true; // (an open wait goes on now: it is in any window)
     EpochMillis last = a.open ? a.firstEventAt : a.resolvedAt;
     for (const Evidence& e : a.evidence)
         last = std::max(last, e.at);
-    return last >= m_now - m_windowMs;
+    return last >= now - m_windowMs;
 }
 
 void AnomalyTableModel::recount() {
@@ -161,11 +165,8 @@ void AnomalyTableModel::setNow(EpochMillis now) {
         std::vector<int> flipped;
         for (int r = 0; r < static_cast<int>(m_rows.size()); ++r) {
             const Anomaly& a = m_rows[static_cast<std::size_t>(r)];
-            const bool is = inWindow(a);
-            m_now = before;
-            const bool was = inWindow(a);
-            m_now = now;
-            if (is == was)
+            const bool is = inWindowAt(a, now);
+            if (is == inWindowAt(a, before))
                 continue;
             if (a.open) {
                 m_openByKind[static_cast<std::size_t>(a.kind)] += is ? 1 : -1;

@@ -41,6 +41,7 @@ public:
     void setWindow(qint64 ms);
     qint64 window() const { return m_windowMs; }
     bool inWindow(const Anomaly& a) const;
+    bool inWindowAt(const Anomaly& a, EpochMillis now) const;
     const Anomaly& anomaly(int row) const { return m_rows[static_cast<std::size_t>(row)]; }
     int openCount(AnomalyKind kind) const { return m_openByKind[static_cast<std::size_t>(kind)]; }
     const std::array<int, 11>& openByKind() const { return m_openByKind; }
