@@ -130,7 +130,8 @@ std::string kindList() {
     return out;
 }
 
-// "KIND=RATE" with KIND a detection kind or "all" and RATE in [0, 1].
+// "KIND=RATE" with KIND a detection kind, "callid_regenerated" (a key_rotation
+// of that cause) or "all", and RATE in [0, 1].
 CLI::Validator faultValue() {
     return CLI::Validator(
         [](std::string& s) -> std::string {
@@ -138,7 +139,7 @@ CLI::Validator faultValue() {
             if (eq == std::string::npos)
                 return "expected KIND=RATE, got \"" + s + "\"";
             const std::string kind = s.substr(0, eq), rate = s.substr(eq + 1);
-            if (kind != "all" && !anomalyKindFromName(kind))
+            if (kind != "all" && kind != "callid_regenerated" && !anomalyKindFromName(kind))
                 return "unknown kind \"" + kind + "\" (see callscope help sim)";
             char* end = nullptr;
             const double r = std::strtod(rate.c_str(), &end);
@@ -247,6 +248,10 @@ void defineInspect(CLI::App& app, InspectOptions& o) {
         ->check(timeValue())
         ->type_name("T");
     s->add_flag("--json", o.json, "one JSON object instead of text");
+    s->add_flag("--group", o.group,
+                "the callId's group instead: its key-rotation siblings or the other name of a "
+                "rewritten callId, each with its timeline, timeouts and executions on one axis "
+                "(loads 2 x key_rotation_window unless --since says otherwise)");
 }
 
 void defineReport(CLI::App& app, ReportOptions& o) {
@@ -345,8 +350,8 @@ void defineSim(CLI::App& app, SimCommandOptions& o) {
             ->type_name("N")
             ->capture_default_str();
     s->add_option("--fault", o.faults,
-                  "inject KIND (a detection kind, or all) into RATE (0..1) of the business "
-                  "actions; repeatable")
+                  "inject KIND (a detection kind, callid_regenerated: a key_rotation with no "
+                  "timeout, or all) into RATE (0..1) of the business actions; repeatable")
         ->check(faultValue())
         ->type_name("KIND=RATE")
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
@@ -419,7 +424,7 @@ std::string valueCompletion(const CLI::Option* opt) {
     if (t == "KIND")
         return "mapfile -t COMPREPLY < <(compgen -W \"" + kindList() + "\" -- \"$cur\")";
     if (t == "KIND=RATE") {
-        std::string words = "all=";
+        std::string words = "all= callid_regenerated=";
         for (const auto& k : kAnomalyKindNames)
             words += " " + std::string(k) + "=";
         return "mapfile -t COMPREPLY < <(compgen -W \"" + words +

@@ -32,8 +32,9 @@ struct WatchOptions {
 struct InspectOptions {
     std::optional<std::string> config;
     std::string callId;
-    std::string since; // empty: read only the callId
+    std::string since; // empty: read only the callId (with --group: 2 x key_rotation_window)
     bool json = false;
+    bool group = false; // the callId's group on one axis (key rotation, rewritten pair)
 };
 
 struct ReportOptions {

@@ -142,7 +142,9 @@ void DashboardBackend::computeStats(DashboardSnapshot& s, EpochMillis now) {
 void DashboardBackend::requestCall(const QString& query, quint64 generation) {
     m_cancelCall = false;
     auto detail = std::make_shared<CallDetail>();
-    detail->query = query.trimmed().toStdString();
+    // "callId\nother\n…": the call compared with others (Compare with…).
+    QStringList parts = query.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
+    detail->query = parts.isEmpty() ? std::string() : parts.takeFirst().trimmed().toStdString();
     detail->generation = generation;
     if (!m_monitor || detail->query.empty()) {
         detail->message = "nothing to look up";
@@ -194,6 +196,29 @@ void DashboardBackend::requestCall(const QString& query, quint64 generation) {
         return;
     }
     detail->found = true;
+    if (!parts.isEmpty()) {
+        std::vector<std::uint32_t> calls{i};
+        std::string missing;
+        for (const QString& p : parts) {
+            std::uint32_t j = store.find(p.trimmed().toStdString());
+            if (j == CallStore::npos && m_phase == Phase::Following) {
+                try {
+                    j = m_monitor->ensureCall(p.trimmed().toStdString(), m_cancelCall, nullptr);
+                } catch (const SourceError& e) {
+                    missing += std::string(missing.empty() ? "" : "; ") + e.what();
+                }
+            }
+            if (j != CallStore::npos)
+                calls.push_back(j);
+            else
+                missing += (missing.empty() ? "" : ", ") + p.trimmed().toStdString();
+        }
+        detail->group = compareCalls(store, calls, nowMillis());
+        if (!missing.empty())
+            detail->message = "not found to compare: " + missing;
+    } else {
+        detail->group = groupOf(store, m_monitor->engine(), i, nowMillis());
+    }
     detail->timeline = buildTimeline(store, i, nowMillis());
     detail->diagnosis = diagnose(store, m_monitor->engine(), i);
     for (const Anomaly* a : m_monitor->engine().anomaliesOf(detail->timeline.callId))

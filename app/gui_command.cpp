@@ -239,6 +239,7 @@ int runDemoCommand(int argc, char** argv, const DemoOptions& options) {
     sim.crashRate = 0.01;
     for (std::size_t i = 0; i < kAnomalyKindNames.size(); ++i)
         sim.faults[static_cast<AnomalyKind>(i)] = 0.006;
+    sim.regeneratedRate = 0.006;
     sim.receiptTopic = DemoEnvironment::kReceiptTopic;
     sim.createTopics = false;
     sim.allowWritesTo = DemoEnvironment::kDatabase;

@@ -4,6 +4,7 @@
 #include "app/command_options.h"
 #include "app/monitor.h"
 #include "models/backoff.h"
+#include "models/call_group.h"
 #include "models/call_json.h"
 #include "models/diagnosis.h"
 #include "models/timeline.h"
@@ -303,6 +304,43 @@ int runWatchCommand(const WatchOptions& options) {
     return ExitOk;
 }
 
+namespace {
+
+// `inspect --group`: the callId's group, each member's marks on one axis.
+int printGroup(const Monitor& monitor, std::uint32_t call, bool json) {
+    CallGroup g = groupOf(monitor.store(), monitor.engine(), call, nowMillis());
+    if (g.empty()) {
+        g = compareCalls(monitor.store(), {call}, nowMillis());
+        g.kind = "none";
+    }
+    if (json) {
+        JsonWriter w;
+        writeGroup(w, g);
+        std::cout << w.text() << '\n';
+        return ExitOk;
+    }
+    std::cout << "group  " << (g.kind == "none" ? "none: the callId is in no group" : g.kind)
+              << (g.cause.empty() ? "" : "  cause " + g.cause)
+              << (g.tie.empty() ? "" : "  tied by " + visibleText(g.tie)) << '\n';
+    for (std::size_t k = 0; k < g.members.size(); ++k) {
+        const GroupMember& m = g.members[k];
+        std::cout << "\n"
+                  << k + 1 << ". callId " << visibleText(m.timeline.callId) << "  first "
+                  << formatIsoMillis(m.firstAt)
+                  << (k > 0 && g.kind == "key_rotation" ? "  (the request again, new key)" : "")
+                  << "\n   record "
+                  << (m.timeline.record.present ? visibleText(m.timeline.record.status) : "none")
+                  << "\n";
+        for (const EpochMillis t : m.timeouts)
+            std::cout << "   " << formatIsoMillis(t) << "  caller timeout\n";
+        for (const EpochMillis t : m.executions)
+            std::cout << "   " << formatIsoMillis(t) << "  executed\n";
+    }
+    return ExitOk;
+}
+
+} // namespace
+
 int runInspectCommand(const InspectOptions& options) {
     const bool json = options.json;
     const std::string& callId = options.callId;
@@ -313,6 +351,8 @@ int runInspectCommand(const InspectOptions& options) {
     const auto config = loadConfigOrReport(options.config);
     if (!config)
         return ExitUsage;
+    if (options.group && !since) // the siblings are found in memory: load their window
+        since = now - 2 * config->detect.keyRotationWindow.count();
     std::signal(SIGINT, onStopSignal);
     Monitor monitor(*config);
     std::uint32_t i = CallStore::npos;
@@ -333,6 +373,8 @@ int runInspectCommand(const InspectOptions& options) {
                   << " (no record, no attempts, no messages on its partitions)\n";
         return ExitRuntime;
     }
+    if (options.group)
+        return printGroup(monitor, i, json);
     const CallTimeline t = buildTimeline(monitor.store(), i, nowMillis());
     const Diagnosis d = diagnose(monitor.store(), monitor.engine(), i);
     const auto anomalies = monitor.engine().anomaliesOf(callId);
@@ -386,6 +428,7 @@ int runInspectCommand(const InspectOptions& options) {
         std::cout << "  " << ++n << ". " << visibleText(s.question) << " " << visibleText(s.answer)
                   << (s.decisive ? "  <- decisive" : "") << '\n';
     std::cout << "  verdict: " << visibleText(d.verdict) << '\n';
+    std::cout << "  cause: " << toString(d.cause) << '\n';
     if (!d.siblingCallIds.empty()) {
         std::cout << "  sibling callIds:";
         for (const auto& s : d.siblingCallIds)

@@ -573,9 +573,30 @@ std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<b
         m_config.readsPostgres()) {
         // Siblings by digest whose records are near this one, for the diagnosis.
         const CallState& c = m_store.call(i);
+        const std::size_t known = m_store.size();
         deliver(m_postgres.fetchByDigest(m_store.digest(c.digest), m_store.timeOf(c, c.created),
                                          m_config.detect.keyRotationWindow, &cancel));
         applyQueued(nowMillis(), true);
+        // The siblings' caller events tell a timed-out retry from a callId
+        // made again (the diagnosis's cause): read them, from their own
+        // partitions, over their records' lives and a minute either side.
+        if (m_config.readsKafka()) {
+            int fetched = 0;
+            for (const std::uint32_t m : m_engine.siblings(m_store, i)) {
+                if (m < known || m == i || fetched++ >= 4 || cancel)
+                    continue;
+                const CallState& s = m_store.call(m);
+                const EpochMillis created = m_store.timeOf(s, s.created);
+                const EpochMillis updated = m_store.timeOf(s, s.updated);
+                if (created == kNoTime)
+                    continue;
+                deliver(m_kafka.fetchCall(m_store.callId(m), created - 60'000,
+                                          std::max(created, updated) +
+                                              m_config.detect.receiptGrace.count() + 60'000,
+                                          cancel, stats));
+            }
+            applyQueued(nowMillis(), true);
+        }
         std::vector<std::uint32_t> group = m_engine.siblings(m_store, i);
         group.push_back(i);
         m_engine.evaluate(m_store, group, nowMillis());

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <csignal>
 #include <iostream>
+#include <set>
 
 namespace callscope {
 namespace {
@@ -67,6 +68,7 @@ Report buildReport(Monitor& m, const ReportRequest& req, const std::atomic<bool>
     for (const Anomaly& a : r.anomalies)
         seen.insert(a.id);
     EpochMillis lo = kNoTime, hi = kNoTime;
+    std::set<std::string> drawnGroups;
     for (const std::string& id : ids) {
         if (cancel)
             break;
@@ -76,6 +78,13 @@ Report buildReport(Monitor& m, const ReportRequest& req, const std::atomic<bool>
         ReportCall call;
         call.timeline = buildTimeline(m.store(), i, nowMillis());
         call.diagnosis = diagnose(m.store(), m.engine(), i);
+        call.group = groupOf(m.store(), m.engine(), i, nowMillis());
+        if (!call.group.empty()) { // drawn once, in the first of its calls in the report
+            std::string key;
+            for (const GroupMember& g : call.group.members)
+                key += g.timeline.callId + '\n';
+            call.drawsGroup = drawnGroups.insert(key).second;
+        }
         for (const Anomaly* a : m.engine().anomaliesOf(id)) {
             call.anomalies.push_back(*a);
             if (req.callIds.size() && seen.insert(a->id).second)

@@ -31,11 +31,14 @@ int runSimCommand(const SimCommandOptions& options) {
         if (kind == "all") {
             for (std::size_t i = 0; i < kAnomalyKindNames.size(); ++i)
                 opt.faults[static_cast<AnomalyKind>(i)] = rate;
+            opt.regeneratedRate = rate;
+        } else if (kind == "callid_regenerated") {
+            opt.regeneratedRate = rate;
         } else {
             opt.faults[*anomalyKindFromName(kind)] = rate;
         }
     }
-    double total = opt.crashRate;
+    double total = opt.crashRate + opt.regeneratedRate;
     for (const auto& [k, r] : opt.faults)
         total += r;
     if (total > 1.0)

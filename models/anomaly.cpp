@@ -16,6 +16,7 @@ AnomalyLine Anomaly::toLine() const {
     l.detectedAt = detectedAt;
     l.resolvedAt = resolvedAt;
     l.since = since;
+    l.cause = cause;
     l.summary = summary;
     return l;
 }

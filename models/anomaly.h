@@ -30,6 +30,7 @@ struct Anomaly {
     EpochMillis changedAt = kNoTime;
     EpochMillis resolvedAt = kNoTime;
     EpochMillis since = kNoTime;    // a waiting kind's wait began (AnomalyLine::since)
+    std::string cause;              // AnomalyLine::cause
     std::string summary;            // no ages: surfaces add them when they show it
     std::vector<Evidence> evidence; // by time
     std::string subject; // with the kind, the engine's identity of the anomaly (not shown)

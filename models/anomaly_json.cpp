@@ -29,6 +29,8 @@ void writeAnomalyFields(JsonWriter& w, AnomalyLine a) {
         w.field("resolvedAt", formatIsoMillis(a.resolvedAt));
     if (a.since != INT64_MIN)
         w.field("since", formatIsoMillis(a.since));
+    if (!a.cause.empty())
+        w.field("cause", a.cause);
     w.field("summary", a.summary);
 }
 

@@ -24,6 +24,10 @@ struct AnomalyLine {
     // time the wait began, written only when set. Summaries hold no ages:
     // each surface shows how long from here at the time it shows it.
     EpochMillis since = INT64_MIN;
+    // What explains it, written only when set: key_rotation's diagnosis cause
+    // (key_rotated_after_timeout, callid_regenerated, unknown), duplicate_caller's
+    // pattern (migration, concurrent).
+    std::string cause;
     std::string summary;
 };
 

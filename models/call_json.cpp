@@ -45,6 +45,7 @@ void writeTimeline(JsonWriter& w, const CallTimeline& t) {
 
 void writeDiagnosis(JsonWriter& w, const Diagnosis& d) {
     w.object()
+        .field("cause", toString(d.cause))
         .field("verdict", d.verdict)
         .field("executions", static_cast<std::int64_t>(d.executions));
     w.key("steps").array();

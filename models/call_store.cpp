@@ -289,8 +289,44 @@ std::uint32_t CallStore::add(const RecordObservation& o) {
     return i;
 }
 
+void CallStore::noteTrace(std::string_view traceId, std::uint32_t call) {
+    const std::uint32_t first = m_traces.note(traceId, call);
+    if (first == TraceIndex::kNone)
+        return;
+    if (const auto it = m_linksOf.find(call); it != m_linksOf.end())
+        for (const std::uint32_t k : it->second)
+            if (m_traceLinks[k].first == first && m_traceLinks[k].traceId == traceId)
+                return;
+    if (!m_traces.addCarrier(traceId)) {
+        // Too many calls carry it: a placeholder, whose links mean nothing.
+        std::erase_if(m_traceLinks, [&](const TraceLink& l) { return l.traceId == traceId; });
+        indexLinks();
+        return;
+    }
+    m_linksOf[first].push_back(static_cast<std::uint32_t>(m_traceLinks.size()));
+    m_linksOf[call].push_back(static_cast<std::uint32_t>(m_traceLinks.size()));
+    m_traceLinks.push_back(TraceLink{std::string(traceId), first, call});
+}
+
+void CallStore::indexLinks() {
+    m_linksOf.clear();
+    for (std::uint32_t k = 0; k < m_traceLinks.size(); ++k) {
+        m_linksOf[m_traceLinks[k].first].push_back(k);
+        m_linksOf[m_traceLinks[k].other].push_back(k);
+    }
+}
+
+std::vector<const TraceLink*> CallStore::traceLinksOf(std::uint32_t call) const {
+    std::vector<const TraceLink*> out;
+    if (const auto it = m_linksOf.find(call); it != m_linksOf.end())
+        for (const std::uint32_t k : it->second)
+            out.push_back(&m_traceLinks[k]);
+    return out;
+}
+
 std::uint32_t CallStore::add(const AttemptObservation& o) {
     const std::uint32_t i = callFor(o.callId, o.arrivedAt);
+    noteTrace(o.traceId, i);
     const std::uint8_t slot = digestSlot(i, o.digest);
     const std::uint32_t inst = instanceId(o.sourceInstance);
     CallState& c = m_calls[i];
@@ -351,6 +387,7 @@ std::uint32_t CallStore::add(const ReceiptObservation& o) {
 
 std::uint32_t CallStore::add(const CallerObservation& o) {
     const std::uint32_t i = callFor(o.callId, o.at);
+    noteTrace(o.traceId, i);
     const std::uint8_t slot = digestSlot(i, o.digest);
     const std::uint32_t inst = instanceId(o.instance);
     if (!o.bizNo.empty() && !m_bizNos.equals(m_calls[i].bizNo, o.bizNo))
@@ -413,7 +450,8 @@ std::size_t CallStore::memoryBytes() const {
         return s.bucket_count() * sizeof(void*) + s.size() * (8 + sizeof(void*) + kMallocOverhead);
     };
     return n + mapBytes(m_extraDigests) + mapBytes(m_digestShared) + mapBytes(m_bizNoShared) +
-           setBytes(m_digestMembers) + setBytes(m_bizNoMembers);
+           setBytes(m_digestMembers) + setBytes(m_bizNoMembers) + m_traces.memoryBytes() +
+           m_traceLinks.capacity() * sizeof(TraceLink) + mapBytes(m_linksOf);
 }
 
 std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint32_t)>& keep) {
@@ -453,6 +491,15 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
             next.setBizNo(j, next.m_bizNos.intern(bizNo(old.bizNo)));
     }
     next.m_counters = m_counters;
+    next.m_traces = std::move(m_traces);
+    next.m_traces.remap(map);
+    for (TraceLink& l : m_traceLinks) {
+        l.first = map[l.first];
+        l.other = map[l.other];
+        if (l.first != npos && l.other != npos)
+            next.m_traceLinks.push_back(std::move(l));
+    }
+    next.indexLinks();
     *this = std::move(next);
     return map;
 }

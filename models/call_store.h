@@ -5,6 +5,7 @@
 // enum states. Bounded by retention (see compact()).
 #include "models/interner.h"
 #include "models/observations.h"
+#include "models/trace_index.h"
 
 #include <cstdint>
 #include <functional>
@@ -101,6 +102,13 @@ struct CallState {
     RecordStatus recordStatus() const { return static_cast<RecordStatus>(record - 1); }
 };
 
+// Two calls that carried one traceId (a caller event or an attempt each).
+struct TraceLink {
+    std::string traceId;
+    std::uint32_t first = 0; // the call that carried it first
+    std::uint32_t other = 0;
+};
+
 struct StoreCounters {
     // Events kept: record changes, attempts, receipts (duplicates included), caller events.
     std::int64_t records = 0, attempts = 0, receipts = 0, callerEvents = 0;
@@ -163,6 +171,10 @@ public:
     }
     EpochMillis lastEventAt(std::uint32_t i) const;
 
+    // The other calls that carried one of this call's traceIds (rare: a
+    // callId replaced in transit, or made again within one trace).
+    std::vector<const TraceLink*> traceLinksOf(std::uint32_t call) const;
+
     const StoreCounters& counters() const { return m_counters; }
     // Heap bytes held, for the memory benchmark.
     std::size_t memoryBytes() const;
@@ -187,6 +199,8 @@ private:
         return {m_pool.at(c.eventsAt), c.eventCount};
     }
     std::uint32_t instanceId(std::string_view name);
+    void noteTrace(std::string_view traceId, std::uint32_t call);
+    void indexLinks();
     std::size_t ownerCount(bool byDigest, std::uint32_t key) const;
 
     Interner m_callIds; // id = call index + 1
@@ -202,6 +216,9 @@ private:
     std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> m_digestShared, m_bizNoShared;
     // (key << 32 | call) of keys shared by many calls: joining stays O(1).
     std::unordered_set<std::uint64_t> m_digestMembers, m_bizNoMembers;
+    TraceIndex m_traces;
+    std::vector<TraceLink> m_traceLinks;
+    std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> m_linksOf; // call -> links
     StoreCounters m_counters;
 };
 

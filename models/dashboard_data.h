@@ -1,6 +1,7 @@
 #pragma once
 // What the dashboard shows, as immutable values the model thread hands to the
 // GUI thread: a snapshot of the live state, and one callId in detail.
+#include "models/call_group.h"
 #include "models/detection_engine.h"
 #include "models/diagnosis.h"
 #include "models/source_health.h"
@@ -64,6 +65,7 @@ struct CallDetail {
     Diagnosis diagnosis;
     std::vector<Anomaly> anomalies;
     std::vector<std::string> otherMatches; // a bizNo can name several callIds
+    CallGroup group; // its key-rotation group or rewritten pair, or the calls it is compared with
     std::uint64_t generation = 0;
 };
 

@@ -30,6 +30,10 @@ std::vector<std::pair<AnomalyKind, std::string>> detectionsOff(const DetectionSo
             add(k, s.receipts ? noRecord : noReceipts);
     if (!s.callerEvents)
         add(AnomalyKind::CallerStuck, "no caller event topics are read");
+    if (!s.callerEvents || !s.attempts || !s.records)
+        add(AnomalyKind::CallIdRewritten,
+            s.callerEvents ? "the attempt log is not read: no traceIds from the server"
+                           : "no caller event topics are read: no traceIds from the caller");
     if (!s.receipts && !s.callerEvents)
         add(AnomalyKind::ReceiptRegression, "neither receipts nor caller events are read");
     if (int{s.records} + int{s.receipts} + int{s.callerEvents} < 2)
@@ -239,6 +243,29 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
     }
     if (wakeAt != kNoTime)
         schedule(i, wakeAt);
+    if (m_sources.callerEvents && m_sources.attempts && m_sources.records)
+        for (const TraceLink* link : s.traceLinksOf(i))
+            judgeRewrite(s, i, *link, now);
+}
+
+void DetectionEngine::judgeRewrite(const CallStore& s, std::uint32_t i, const TraceLink& link,
+                                   EpochMillis now) {
+    const auto pair = rewrittenPair(s, link);
+    if (!pair)
+        return;
+    // Live: each end's events come from its own source, at its own pace; the
+    // caller's callId may yet reach the server (or the server's the caller),
+    // so the pair is judged once both sources are read a grace past both.
+    const EpochMillis settledAt =
+        std::max(s.lastEventAt(pair->callerSide), s.lastEventAt(pair->serverSide)) +
+        m_t.receiptGrace.count();
+    const auto behind = [&](EpochMillis readTo) { return readTo != kNoTime && readTo < settledAt; };
+    if (!m_coverage.settled &&
+        (now < settledAt || behind(m_coverage.kafkaTo) || behind(m_coverage.recordsReadTo))) {
+        schedule(i, std::max(settledAt, now + 1000));
+        return;
+    }
+    record(judgeCallIdRewritten(s, link, *pair), now, {pair->callerSide, pair->serverSide});
 }
 
 std::vector<std::uint32_t> DetectionEngine::siblings(const CallStore& s, std::uint32_t i) const {
@@ -293,9 +320,26 @@ std::vector<std::string> DetectionEngine::takeNewPlaceholders() {
 
 void DetectionEngine::judgeGroupOf(const CallStore& s, std::uint32_t i, EpochMillis now,
                                    std::unordered_set<std::uint64_t>* judged) {
-    const std::vector<std::uint32_t> members = siblings(s, i);
-    if (members.size() < 2)
+    const std::vector<std::uint32_t> group = siblings(s, i);
+    if (group.size() < 2)
         return;
+    // A caller's callId rewritten in transit shares its digest with the
+    // server's: one call under two names (callid_rewritten), not a retry.
+    std::vector<std::uint32_t> members;
+    for (const std::uint32_t m : group) {
+        bool renamed = false;
+        for (const TraceLink* link : s.traceLinksOf(m))
+            if (const auto pair = rewrittenPair(s, *link);
+                pair && pair->callerSide == m &&
+                std::binary_search(group.begin(), group.end(), pair->serverSide))
+                renamed = true;
+        if (!renamed)
+            members.push_back(m);
+    }
+    if (members.size() < 2) {
+        settle(AnomalyKind::KeyRotation, s.callId(keyRotationSubject(s, group)), now);
+        return;
+    }
     if (judged) { // FNV-1a over the sorted members: the same group, judged once a pass
         std::uint64_t h = 1469598103934665603ull;
         for (const std::uint32_t m : members)
@@ -333,6 +377,7 @@ void DetectionEngine::record(Finding&& f, EpochMillis now,
         a.callIds = std::move(f.callIds);
         a.instances = std::move(f.instances);
         a.digests = std::move(f.digests);
+        a.cause = std::move(f.cause);
         a.summary = std::move(f.summary);
         a.evidence = std::move(f.evidence);
         a.since = f.since;
@@ -348,8 +393,9 @@ void DetectionEngine::record(Finding&& f, EpochMillis now,
     const bool reopened = !a.open;
     const bool changed = reopened || a.severity != f.severity || a.callIds != f.callIds ||
                          a.instances != f.instances || a.digests != f.digests ||
-                         a.evidence.size() != f.evidence.size();
+                         a.evidence.size() != f.evidence.size() || a.cause != f.cause;
     a.severity = f.severity;
+    a.cause = std::move(f.cause);
     a.callIds = std::move(f.callIds);
     a.instances = std::move(f.instances);
     a.digests = std::move(f.digests);

@@ -97,6 +97,7 @@ public:
 
 private:
     void judgeCall(const CallStore& s, std::uint32_t i, EpochMillis now);
+    void judgeRewrite(const CallStore& s, std::uint32_t i, const TraceLink& link, EpochMillis now);
     // `judged`: the groups judged in this pass (hash of their members), so a
     // batch touching every member of a group judges it once, not once per member.
     void judgeGroupOf(const CallStore& s, std::uint32_t i, EpochMillis now,

@@ -1,7 +1,8 @@
 #pragma once
 // The diagnosis of SPEC §3 for one callId, asked in the spec's order:
 // same callId? same digest? window expired before the retry? overlapping
-// executions? — with the evidence that decided it.
+// executions? — then whether the receipt was lost — with the stable cause and
+// the evidence that decided it.
 #include "models/detection_engine.h"
 
 #include <string>
@@ -16,6 +17,7 @@ struct DiagnosisStep {
 };
 
 struct Diagnosis {
+    Cause cause = Cause::Unknown; // stable, for scripts; the decisive step says why
     std::string verdict;
     std::vector<DiagnosisStep> steps;
     std::vector<Evidence> evidence;          // what decided it

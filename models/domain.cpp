@@ -27,6 +27,10 @@ std::string_view toString(Severity v) {
     return nameOf(v, kSeverityNames);
 }
 
+std::string_view toString(Cause v) {
+    return nameOf(v, kCauseNames);
+}
+
 std::optional<RecordStatus> recordStatusFromName(std::string_view n) {
     return fromName<RecordStatus>(n, kRecordStatusNames);
 }

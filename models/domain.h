@@ -45,12 +45,35 @@ enum class AnomalyKind : std::uint8_t {
     StateMismatch,
     ReceiptRegression,
     CallerStuck,
-    OrphanReceipt
+    OrphanReceipt,
+    CallIdRewritten
 };
-inline constexpr std::array<std::string_view, 11> kAnomalyKindNames{
+inline constexpr std::array<std::string_view, 12> kAnomalyKindNames{
     "stuck_processing",     "digest_conflict", "duplicate_caller", "key_rotation",
     "concurrent_execution", "expired_replay",  "receipt_missing",  "state_mismatch",
-    "receipt_regression",   "caller_stuck",    "orphan_receipt"};
+    "receipt_regression",   "caller_stuck",    "orphan_receipt",   "callid_rewritten"};
+
+inline constexpr std::size_t kAnomalyKindCount = kAnomalyKindNames.size();
+
+// The diagnosis's stable cause (SPEC §3 "Diagnosis").
+enum class Cause : std::uint8_t {
+    ExecutedOnce,
+    KeyRotatedAfterTimeout, // the first callId timed out, the request came again under a new one
+    CallIdRegenerated,      // a new callId for the same request with no timeout before it
+    CallIdRewrittenInTransit,
+    DigestMismatch,
+    WindowExpired,
+    ConcurrentExecution,
+    EffectMissing,
+    ReceiptLost,
+    Unknown
+};
+inline constexpr std::array<std::string_view, 10> kCauseNames{
+    "executed_once",        "key_rotated_after_timeout",
+    "callid_regenerated",   "callid_rewritten_in_transit",
+    "digest_mismatch",      "window_expired",
+    "concurrent_execution", "effect_missing",
+    "receipt_lost",         "unknown"};
 
 enum class Severity : std::uint8_t { Info, Warning, Critical };
 inline constexpr std::array<std::string_view, 3> kSeverityNames{"info", "warning", "critical"};
@@ -65,6 +88,7 @@ std::string_view toString(AttemptOutcome v);
 std::string_view toString(CallerState v);
 std::string_view toString(AnomalyKind v);
 std::string_view toString(Severity v);
+std::string_view toString(Cause v);
 
 std::optional<RecordStatus> recordStatusFromName(std::string_view name);
 std::optional<AnomalyKind> anomalyKindFromName(std::string_view name);

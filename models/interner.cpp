@@ -11,7 +11,9 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
     return static_cast<std::uint64_t>(m) ^ static_cast<std::uint64_t>(m >> 64);
 }
 
-std::uint64_t hashBytes(std::string_view s) {
+} // namespace
+
+std::uint64_t hashText(std::string_view s) {
     // Eight bytes at a time, each word folded in by a 128-bit multiply (the
     // texts are callIds, digests and bizNos: 10 to 64 bytes).
     constexpr std::uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL;
@@ -27,6 +29,8 @@ std::uint64_t hashBytes(std::string_view s) {
     std::memcpy(&tail, p, n);
     return mix(h ^ tail, k0 ^ k1);
 }
+
+namespace {
 
 // A slot's tag: the hash's low bits, never 0 (0 marks an empty slot), so most
 // probes past other texts are settled without reading their bytes. (The slot
@@ -118,7 +122,7 @@ void Interner::grow() {
     std::vector<std::uint32_t> slots(n, 0);
     std::vector<std::uint8_t> tags(n, 0);
     for (std::uint32_t id = 1; id < m_offsets.size(); ++id) {
-        const std::uint64_t h = hashBytes(stored(id));
+        const std::uint64_t h = hashText(stored(id));
         std::size_t i = slotFor(h, n);
         while (tags[i] != 0)
             i = i + 1 == n ? 0 : i + 1;
@@ -140,7 +144,7 @@ std::uint32_t Interner::intern(std::string_view text) {
         return 0;
     char buf[40];
     const std::string_view enc = encode(text, buf);
-    const std::uint64_t h = hashBytes(enc);
+    const std::uint64_t h = hashText(enc);
     std::size_t slot = 0;
     if (const std::uint32_t id = lookup(enc, h, &slot))
         return id;
@@ -171,7 +175,7 @@ std::uint32_t Interner::find(std::string_view text) const {
         return 0;
     char buf[40];
     const std::string_view enc = encode(text, buf);
-    return lookup(enc, hashBytes(enc), nullptr);
+    return lookup(enc, hashText(enc), nullptr);
 }
 
 bool Interner::equals(std::uint32_t id, std::string_view text) const {

@@ -9,6 +9,9 @@
 
 namespace callscope {
 
+// A 64-bit hash of a short text (the interner's own).
+std::uint64_t hashText(std::string_view s);
+
 class Interner {
 public:
     // Digests (64 hex chars, SHA-256) are kept packed in 32 bytes when

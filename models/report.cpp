@@ -40,6 +40,10 @@ std::string reportJson(const Report& r) {
         w.key("diagnosis");
         writeDiagnosis(w, c.diagnosis);
         w.field("resultSnapshot", c.resultSnapshot);
+        if (!c.group.empty()) {
+            w.key("group");
+            writeGroup(w, c.group);
+        }
         w.key("anomalies").array();
         for (const Anomaly& a : c.anomalies)
             writeAnomaly(w, a);

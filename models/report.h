@@ -3,6 +3,7 @@
 // sources (no credentials), counts by kind and severity, the anomaly table,
 // and a section per callId with its timeline, tables and diagnosis.
 #include "models/anomaly.h"
+#include "models/call_group.h"
 #include "models/diagnosis.h"
 #include "models/timeline.h"
 
@@ -18,6 +19,10 @@ struct ReportCall {
     Diagnosis diagnosis;
     std::vector<Anomaly> anomalies;
     std::string resultSnapshot; // the payload, or kRedacted
+    // Its group (key rotation, rewritten pair), drawn on one axis in the
+    // section of the group's first call in the report; empty when none.
+    CallGroup group;
+    bool drawsGroup = false;
 };
 
 inline constexpr const char* kRedacted = "[redacted: run with --include-payloads to show]";

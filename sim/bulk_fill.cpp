@@ -221,10 +221,12 @@ SimResult runBulkFill(const Config& config, const SimOptions& opt, const BulkFil
                 kr.digests = {c.digest};
                 kr.instances = {c.caller};
                 kr.firstEventAt = c.start;
+                kr.cause = std::string(toString(Cause::KeyRotatedAfterTimeout));
                 kr.summary = "injected: timed-out call retried under a new callId; both executed";
                 AnomalyLine sm = kr;
                 sm.kind = AnomalyKind::StateMismatch;
                 sm.callIds = {c.callId};
+                sm.cause.clear();
                 sm.summary = "injected (follows key_rotation): caller confirmed FAILED, the "
                              "server executed it";
                 truth.push_back(std::move(kr));

@@ -69,6 +69,9 @@ Fault SimCaller::drawFault() {
             return faultFor(kind);
         x -= rate;
     }
+    if (x < m_ctx.opt.regeneratedRate)
+        return Fault::CallIdRegenerated;
+    x -= m_ctx.opt.regeneratedRate;
     if (x < m_ctx.opt.crashRate)
         return Fault::Crash;
     return Fault::None;
@@ -107,9 +110,15 @@ void SimCaller::startCall() {
                             "injected: receipt for a callId with no record"));
         return;
     }
+    if (call.fault == Fault::CallIdRewritten)
+        call.siblingCallId = "gw-" + randomHex(m_rng, 16); // what the gateway writes over it
     Call& c = m_calls.emplace(call.callId, std::move(call)).first->second;
     publishState(c, CallerState::Initiated);
     send(c);
+    if (c.fault == Fault::CallIdRegenerated) {
+        c.followUps++; // the async branch, a moment later
+        schedule(c, TimerKind::FollowUp, 30, 0);
+    }
 }
 
 // -- the protocol --
@@ -128,6 +137,8 @@ int SimCaller::processingMsFor(const Call& c, int attempt) {
     case Fault::DigestConflict:
     case Fault::DuplicateCaller:
     case Fault::ReceiptRegression:
+    case Fault::CallIdRewritten:
+    case Fault::CallIdRegenerated: // no timeout: that is the point
         return 10;
     default:
         break;
@@ -148,6 +159,10 @@ void SimCaller::send(Call& c) {
     r.digest = c.digest;
     r.source = m_name;
     r.traceId = c.traceId;
+    if (c.fault == Fault::CallIdRewritten) {
+        r.callId = c.siblingCallId; // the server only ever sees the gateway's id
+        r.replyCallId = c.callId;
+    }
     r.attempt = c.attempt;
     r.callerIndex = m_index;
     r.processingMs = processingMsFor(c, c.attempt);
@@ -230,7 +245,8 @@ void SimCaller::onTimeout(Call& c) {
         }
         AnomalyLine kr = line(AnomalyKind::KeyRotation, Severity::Critical, c, {retry.callId}, {},
                               "injected: timed-out call retried under a new callId; "
-                              "both executed");
+                              "both executed",
+                              {}, toString(Cause::KeyRotatedAfterTimeout));
         AnomalyLine sm = line(AnomalyKind::StateMismatch, Severity::Critical, c, {}, {},
                               "injected (follows key_rotation): caller confirmed FAILED, "
                               "the server executed it");
@@ -332,6 +348,11 @@ void SimCaller::confirm(Call& c, RecordStatus s) {
         c.followUps++;
         schedule(c, TimerKind::FollowUp, 100, 0);
         break;
+    case Fault::CallIdRewritten:
+        m_ctx.addTruth(line(AnomalyKind::CallIdRewritten, Severity::Critical, c, {c.siblingCallId},
+                            {}, "injected: a gateway replaced the callId in transit", {},
+                            toString(Cause::CallIdRewrittenInTransit)));
+        break;
     default:
         break;
     }
@@ -364,7 +385,32 @@ void SimCaller::followUp(Call& c) {
         r.traceId = randomHex(m_rng, 16);
         m_ctx.submit(std::move(r));
         m_ctx.addTruth(line(AnomalyKind::DuplicateCaller, Severity::Warning, c, {}, {},
-                            "injected: a second caller instance sent the same callId", other));
+                            "injected: a second caller instance sent the same callId", other,
+                            "concurrent"));
+        break;
+    }
+    case Fault::CallIdRegenerated: {
+        // A caller bug: an async branch lost the callId and made a new one
+        // for the same request, with no timeout: both are executed.
+        Call again;
+        again.callId = newCallId();
+        again.bizNo = c.bizNo;
+        again.digest = c.digest;
+        again.traceId = randomHex(m_rng, 16);
+        again.initiatedAt = nowMillis();
+        again.fault = Fault::CallIdRegenerated;
+        again.followUps = 0;
+        {
+            std::lock_guard lock(m_ctx.mutex);
+            m_ctx.callOwner[again.callId] = m_index;
+        }
+        m_ctx.addTruth(line(AnomalyKind::KeyRotation, Severity::Critical, c, {again.callId}, {},
+                            "injected: the callId was made again for the same request, with "
+                            "no timeout; both executed",
+                            {}, toString(Cause::CallIdRegenerated)));
+        Call& r = m_calls.emplace(again.callId, std::move(again)).first->second;
+        publishState(r, CallerState::Initiated);
+        send(r);
         break;
     }
     case Fault::ReceiptRegression:
@@ -409,7 +455,7 @@ void SimCaller::publishState(Call& c, CallerState s) {
 AnomalyLine SimCaller::line(AnomalyKind kind, Severity sev, const Call& c,
                             std::vector<std::string> moreCallIds,
                             std::vector<std::string> moreDigests, std::string summary,
-                            std::string otherInstance) const {
+                            std::string otherInstance, std::string_view cause) const {
     AnomalyLine a;
     a.kind = kind;
     a.severity = sev;
@@ -422,6 +468,7 @@ AnomalyLine SimCaller::line(AnomalyKind kind, Severity sev, const Call& c,
     if (!otherInstance.empty())
         a.instances.push_back(otherInstance);
     a.firstEventAt = c.initiatedAt;
+    a.cause = std::string(cause);
     a.summary = std::move(summary);
     return a;
 }

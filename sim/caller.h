@@ -50,7 +50,7 @@ private:
         bool terminal = false; // confirmed or escalated
         int followUps = 0;     // fault steps still to come
         EpochMillis initiatedAt = 0;
-        std::string siblingCallId; // key rotation: the callId of the new-key retry
+        std::string siblingCallId; // callid_rewritten: the gateway's id for it
     };
 
     // -- starting a business action --
@@ -74,7 +74,8 @@ private:
     void publishState(Call& c, CallerState s);
     AnomalyLine line(AnomalyKind kind, Severity sev, const Call& c,
                      std::vector<std::string> moreCallIds, std::vector<std::string> moreDigests,
-                     std::string summary, std::string otherInstance = {}) const;
+                     std::string summary, std::string otherInstance = {},
+                     std::string_view cause = {}) const;
 
     static constexpr int kMaxAttempts = 6;
 

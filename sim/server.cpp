@@ -142,7 +142,8 @@ AnomalyLine SimServer::truthLine(const Request& r, AnomalyKind kind, std::string
 
 void SimServer::answer(const Request& r, ResponseKind kind, RecordStatus status) {
     if (r.callerIndex >= 0 && r.attempt > 0)
-        m_ctx.deliver(r.callerIndex, Response{r.callId, r.attempt, kind, status});
+        m_ctx.deliver(r.callerIndex, Response{r.replyCallId.empty() ? r.callId : r.replyCallId,
+                                              r.attempt, kind, status});
 }
 
 void SimServer::handle(pqxx::connection& c, Request& r) {

@@ -35,6 +35,8 @@ Fault faultFor(AnomalyKind k) {
         return Fault::CallerStuck;
     case AnomalyKind::OrphanReceipt:
         return Fault::OrphanReceipt;
+    case AnomalyKind::CallIdRewritten:
+        return Fault::CallIdRewritten;
     }
     return Fault::None;
 }

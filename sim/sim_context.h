@@ -47,6 +47,8 @@ enum class Fault : std::uint8_t {
     ReceiptRegression,
     CallerStuck,
     OrphanReceipt,
+    CallIdRewritten,   // a gateway writes its own id over the callId; the server answers the caller
+    CallIdRegenerated, // an async branch loses the callId and sends the request under a new one
 };
 
 Fault faultFor(AnomalyKind k);
@@ -59,8 +61,9 @@ std::string randomHex(std::mt19937_64& rng, int chars);
 
 struct Request {
     std::string callId, digest, source, traceId;
-    int attempt = 0;      // the caller's send number; 0 = nobody reads the answer
-    int callerIndex = -1; // -1 = nobody to answer
+    std::string replyCallId; // the callId the caller knows the answer by ("" = callId)
+    int attempt = 0;         // the caller's send number; 0 = nobody reads the answer
+    int callerIndex = -1;    // -1 = nobody to answer
     int processingMs = 10;
     bool businessFails = false;
     bool dieAfterPlaceholder = false;

@@ -26,6 +26,9 @@ struct SimOptions {
     // Healthy failures that must NOT look like anomalies: a server dies after
     // its placeholder and a later retry re-occupies the stale record.
     double crashRate = 0.0;
+    // A callId made again for the same request with no timeout (an async
+    // branch lost it): a key_rotation whose cause is callid_regenerated.
+    double regeneratedRate = 0.0;
     std::string truthPath; // "" = no truth file
     std::string receiptTopic = "receipts.sim";
     std::string callerTopic; // "" = config's caller topic

@@ -44,7 +44,7 @@ public:
     bool inWindowAt(const Anomaly& a, EpochMillis now) const;
     const Anomaly& anomaly(int row) const { return m_rows[static_cast<std::size_t>(row)]; }
     int openCount(AnomalyKind kind) const { return m_openByKind[static_cast<std::size_t>(kind)]; }
-    const std::array<int, 11>& openByKind() const { return m_openByKind; }
+    const std::array<int, kAnomalyKindCount>& openByKind() const { return m_openByKind; }
     const std::array<int, 3>& openBySeverity() const { return m_openBySeverity; }
 
     int rowCount(const QModelIndex& parent = {}) const override;
@@ -65,7 +65,7 @@ private:
     qint64 m_windowMs = 0;
     void recount();
     // Kept as rows change, so a frame needs no pass over every row.
-    std::array<int, 11> m_openByKind{};
+    std::array<int, kAnomalyKindCount> m_openByKind{};
     std::array<int, 3> m_openBySeverity{};
     void count(const Anomaly& a, int sign);
     // Removes these rows (the anomalies the engine forgot).

@@ -39,8 +39,9 @@ QString none(int columns) {
 } // namespace
 
 QString diagnosisHtml(const Diagnosis& d, const CallHtmlStyle& style) {
-    QString h =
-        QStringLiteral("<p><b>Diagnosis:</b> ") + esc(d.verdict) + QStringLiteral("</p><ol>");
+    QString h = QStringLiteral("<p><b>Diagnosis:</b> ") + esc(d.verdict) +
+                QStringLiteral(" <i>(cause: ") + esc(std::string(toString(d.cause))) +
+                QStringLiteral(")</i></p><ol>");
     for (const DiagnosisStep& s : d.steps)
         h += QStringLiteral("<li>") + esc(s.question) + QStringLiteral(" ") +
              (s.decisive ? QStringLiteral("<b>") + esc(s.answer) + QStringLiteral("</b> (decisive)")

@@ -3,6 +3,7 @@
 #include "models/visible_text.h"
 #include "views/call_html.h"
 #include "views/clock.h"
+#include "views/group_timeline_widget.h"
 #include "views/palette.h"
 #include "views/timeline_painter.h"
 #include "views/timeline_widget.h"
@@ -11,11 +12,13 @@
 #include <QClipboard>
 #include <QComboBox>
 #include <QHBoxLayout>
+#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMouseEvent>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QShortcut>
 #include <QSplitter>
 #include <QTextBrowser>
@@ -53,7 +56,9 @@ DrilldownView::DrilldownView(QWidget* parent)
       m_search(new QLineEdit(this)), m_go(new QPushButton(tr("Open"), this)),
       m_cancel(new QPushButton(tr("Cancel"), this)), m_progress(new QProgressBar(this)),
       m_title(new QLabel(this)), m_anomaly(new QComboBox(this)),
-      m_timeline(new TimelineWidget(this)), m_details(new QTextBrowser(this)) {
+      m_timeline(new TimelineWidget(this)), m_group(new GroupTimelineWidget(this)),
+      m_compare(new QPushButton(tr("Compare with\u2026"), this)),
+      m_details(new QTextBrowser(this)) {
     m_search->setPlaceholderText(tr("callId or bizNo"));
     m_search->setClearButtonEnabled(true);
     m_progress->setRange(0, 0); // busy: a cold read has no known length
@@ -87,6 +92,21 @@ DrilldownView::DrilldownView(QWidget* parent)
     bar->addWidget(m_progress);
     bar->addWidget(m_cancel);
     bar->addWidget(copy);
+    bar->addWidget(m_compare);
+    m_compare->setToolTip(tr("Draw other callIds on this call's time axis"));
+    m_compare->setEnabled(false);
+    connect(m_compare, &QPushButton::clicked, this, [this] {
+        bool ok = false;
+        const QString text = QInputDialog::getText(
+            this, tr("Compare with"),
+            tr("callIds to draw beside %1 (separated by spaces or commas):").arg(m_titleId),
+            QLineEdit::Normal, QString(), &ok);
+        if (ok)
+            compareWith(
+                text.split(QRegularExpression(QStringLiteral("[\\s,]+")), Qt::SkipEmptyParts));
+    });
+    m_group->hide();
+    connect(m_group, &GroupTimelineWidget::callActivated, this, &DrilldownView::lookup);
     QFont tf = m_title->font();
     tf.setBold(true);
     tf.setPointSizeF(tf.pointSizeF() * 1.2);
@@ -109,10 +129,12 @@ DrilldownView::DrilldownView(QWidget* parent)
     auto* split = m_splitter = new QSplitter(Qt::Vertical, this);
     split->setObjectName(QStringLiteral("drilldownSplitter"));
     split->addWidget(m_timeline);
+    split->addWidget(m_group);
     split->addWidget(m_details);
     split->setStretchFactor(0, 0);
-    split->setStretchFactor(1, 1);
-    split->setSizes({280, 600});
+    split->setStretchFactor(1, 0);
+    split->setStretchFactor(2, 1);
+    split->setSizes({280, 200, 600});
     // The mouse's back/forward buttons anywhere in the drill-down.
     m_timeline->installEventFilter(this);
     m_details->viewport()->installEventFilter(this);
@@ -189,8 +211,23 @@ void DrilldownView::showDetail(const CallDetail& d) {
     if (!d.found) {
         setTitle(shownText(d.message));
         m_timeline->clear();
+        m_group->setGroup({});
+        m_group->hide();
+        m_compare->setEnabled(false);
         m_details->clear();
         return;
+    }
+    m_compare->setEnabled(true);
+    m_group->setGroup(d.group);
+    m_group->setVisible(!d.group.empty());
+    if (!d.group.empty()) { // the group as tall as it needs, the details take the rest
+        QList<int> sizes = m_splitter->sizes();
+        const int want = m_group->sizeHint().height();
+        if (sizes.size() == 3 && sizes[1] != want) {
+            sizes[2] = std::max(100, sizes[2] + sizes[1] - want);
+            sizes[1] = want;
+            m_splitter->setSizes(sizes);
+        }
     }
     m_callId = qs(d.timeline.callId);
     if (d.generation != m_historyGeneration)
@@ -224,6 +261,20 @@ void DrilldownView::showDetail(const CallDetail& d) {
                                 ? QSet<QString>{}
                                 : evidenceKeys(d.anomalies.front().evidence, d.timeline.callId));
     m_details->setHtml(detailsHtml(d));
+}
+
+void DrilldownView::compareWith(const QStringList& others) {
+    if (m_callId.isEmpty() || others.isEmpty())
+        return;
+    // The backend reads "callId\nother\n…" as the call compared with the others.
+    QStringList parts{m_callId};
+    for (const QString& o : others)
+        if (o.trimmed() != m_callId)
+            parts << o.trimmed();
+    m_historyGeneration = m_generation + 1; // the same call: not a new history entry
+    m_generation++;
+    setBusy(true);
+    emit callRequested(parts.join(QLatin1Char('\n')), m_generation);
 }
 
 // --- History ---------------------------------------------------------------

@@ -20,6 +20,7 @@ class QToolButton;
 
 namespace callscope {
 
+class GroupTimelineWidget;
 class TimelineWidget;
 
 class DrilldownView : public QWidget {
@@ -34,6 +35,11 @@ public:
     std::uint64_t generation() const { return m_generation; }
     QString currentCallId() const { return m_callId; }
     TimelineWidget* timeline() const { return m_timeline; }
+    // The call's group on one axis (hidden when it is in none).
+    GroupTimelineWidget* groupTimeline() const { return m_group; }
+    // Looks the current call up again with `others` beside it on one axis.
+    void compareWith(const QStringList& others);
+    QPushButton* compareButton() const { return m_compare; }
     QTextBrowser* details() const { return m_details; }
     QLabel* title() const { return m_title; }
     QComboBox* evidenceChoice() const { return m_anomaly; } // which anomaly is outlined
@@ -87,6 +93,8 @@ private:
     QLabel* m_title;
     QComboBox* m_anomaly; // which anomaly's evidence is outlined
     TimelineWidget* m_timeline;
+    GroupTimelineWidget* m_group;
+    QPushButton* m_compare;
     QTextBrowser* m_details;
     QSplitter* m_splitter;
     std::uint64_t m_generation = 0;

@@ -301,7 +301,8 @@ void OverviewView::showFigures() {
     }
 }
 
-void OverviewView::update(const DashboardSnapshot& s, const std::array<int, 11>& openByKind,
+void OverviewView::update(const DashboardSnapshot& s,
+                          const std::array<int, kAnomalyKindCount>& openByKind,
                           const std::array<int, 3>& openBySeverity) {
     m_byKind = openByKind;
     m_bySeverity = openBySeverity;

@@ -24,7 +24,7 @@ class OverviewView : public QWidget {
 public:
     explicit OverviewView(QWidget* parent = nullptr);
     // `openByKind` and `openBySeverity` come from the anomaly model.
-    void update(const DashboardSnapshot& s, const std::array<int, 11>& openByKind,
+    void update(const DashboardSnapshot& s, const std::array<int, kAnomalyKindCount>& openByKind,
                 const std::array<int, 3>& openBySeverity);
     // Sources this deployment does not read: their tiles say "not read"
     // instead of zeros that would look like a quiet system.
@@ -50,7 +50,7 @@ private:
     QString m_pgOut, m_kafkaOut; // why PostgreSQL / Kafka figures are not current ("" if they are)
     bool m_judged = false;       // the window has been judged
     DashboardSnapshot m_last;    // the last 1 Hz figures
-    std::array<int, 11> m_byKind{};
+    std::array<int, kAnomalyKindCount> m_byKind{};
     std::array<int, 3> m_bySeverity{};
     QLabel* m_anomalyLegend;
     std::map<QLabel*, QLabel*> m_captions; // value -> its tile's title
@@ -68,7 +68,7 @@ private:
     QValueAxis* m_anomalyY;
     std::map<int, QLineSeries*> m_anomalySeries; // by kind, added when first seen
     std::deque<Point> m_points;
-    std::deque<std::pair<EpochMillis, std::array<int, 11>>> m_anomalyPoints;
+    std::deque<std::pair<EpochMillis, std::array<int, kAnomalyKindCount>>> m_anomalyPoints;
 };
 
 } // namespace callscope

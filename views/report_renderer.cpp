@@ -414,6 +414,22 @@ public:
         m_y += kTimelineHeight + 4;
     }
 
+    // The call's group on one axis, kept on one page.
+    void group(const CallGroup& g) {
+        const double height = GroupTimelineLayout::heightFor(g.members.size());
+        if (m_y + height > m_body.bottom())
+            newPage();
+        QFont f = m_font;
+        f.setPointSizeF(7);
+        m_painter.setFont(f);
+        const QRectF area(m_body.left(), m_y, m_body.width(), height);
+        paintGroupTimeline(m_painter, area, g,
+                           fittedGroupAxis(g, area.width() - GroupTimelineLayout::kLabelWidth - 8),
+                           printPalette());
+        m_painter.setFont(m_font);
+        m_y += height + 4;
+    }
+
     void newPage() {
         m_writer.newPage();
         ++m_pageNumber;
@@ -505,6 +521,16 @@ QString timelineSvg(const CallTimeline& t, const QSet<QString>& outlined, double
                      });
 }
 
+QString groupSvg(const CallGroup& g, double width) {
+    const double height = GroupTimelineLayout::heightFor(g.members.size());
+    return inlineSvg(
+        QSize(int(width), int(height)), esc(groupTitle(g).toStdString()), [&](QPainter& p) {
+            paintGroupTimeline(p, QRectF(0, 0, width, height), g,
+                               fittedGroupAxis(g, width - GroupTimelineLayout::kLabelWidth - 8),
+                               printPalette());
+        });
+}
+
 namespace {
 
 bool paintPdf(const Report& r, QIODevice* device, QString& error, const ReportProgress& progress) {
@@ -537,6 +563,8 @@ bool paintPdf(const Report& r, QIODevice* device, QString& error, const ReportPr
         flow.newPage();
         flow.html(callHeadHtml(r.calls[k], token));
         flow.timeline(r.calls[k]);
+        if (r.calls[k].drawsGroup)
+            flow.group(r.calls[k].group);
         flow.html(statesHtml(r.calls[k].timeline));
         flow.html(reportTablesHtml(r, r.calls[k], token), false);
     }
@@ -568,7 +596,8 @@ QByteArray reportHtml(const Report& r, QString& error, const ReportProgress& pro
         const ReportCall& c = r.calls[k];
         h += QStringLiteral("<section class=\"call\" id=\"") + esc(c.timeline.callId) +
              QStringLiteral("\">") + callHeadHtml(c, token) +
-             timelineSvg(c.timeline, outlinedOf(c), 1000) + statesHtml(c.timeline) +
+             timelineSvg(c.timeline, outlinedOf(c), 1000) +
+             (c.drawsGroup ? groupSvg(c.group, 1000) : QString()) + statesHtml(c.timeline) +
              reportTablesHtml(r, c, token) + QStringLiteral("</section>");
     }
     h += QStringLiteral("</body></html>\n");

@@ -20,6 +20,8 @@ bool writeReport(const Report& report, const QString& path, QString& error,
                  const ReportProgress& progress = {});
 // One callId's timeline as an SVG element.
 QString timelineSvg(const CallTimeline& timeline, const QSet<QString>& outlined, double width);
+// A group of callIds on one axis (views/timeline_painter.h) as inline SVG.
+QString groupSvg(const CallGroup& group, double width);
 
 // A report's default file name, "callscope-<scope>-20261203T225224Z.<extension>":
 // `scope` is a callId, "window" or "anomalies", made safe for any file system

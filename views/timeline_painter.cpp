@@ -646,4 +646,192 @@ int timelineEntryAt(const TimelineLayout& l, const CallTimeline& t, const TimeAx
     return best;
 }
 
+namespace {
+// A group's marks: an execution (red disc on the server lane), a caller
+// timeout (amber disc with a clock hand on the caller lane).
+void groupMark(QPainter& p, const QPointF& c, bool execution) {
+    const QColor fill = execution ? QColor(0xd6, 0x27, 0x28) : QColor(0xff, 0xbb, 0x00);
+    p.setPen(QPen(fill.darker(170), 1.5));
+    p.setBrush(fill);
+    p.drawEllipse(c, 6, 6);
+    if (!execution) {
+        p.setPen(QPen(Qt::black, 1.2));
+        p.drawLine(c, c + QPointF(0, -4));
+        p.drawLine(c, c + QPointF(3, 0));
+    }
+}
+} // namespace
+
+QString groupTitle(const CallGroup& g) {
+    QString kind = g.kind == "compare"            ? QStringLiteral("compared")
+                   : g.kind == "key_rotation"     ? QStringLiteral("key rotation")
+                   : g.kind == "callid_rewritten" ? QStringLiteral("callId rewritten in transit")
+                                                  : qs(g.kind);
+    QString s = kind + QStringLiteral(": ") + QString::number(g.members.size()) +
+                QStringLiteral(" callIds");
+    if (!g.cause.empty() && g.kind == "key_rotation")
+        s += QStringLiteral(" (") + qs(g.cause) + QStringLiteral(")");
+    if (!g.tie.empty())
+        s += QStringLiteral(", ") + shownText(g.tie);
+    return s;
+}
+
+TimeAxis fittedGroupAxis(const CallGroup& g, double width) {
+    TimeAxis a;
+    a.width = width;
+    if (g.from != kNoTime)
+        a.fitLife(g.from, std::max(g.to, g.from + 1));
+    return a;
+}
+
+void paintGroupTimeline(QPainter& p, const QRectF& b, const CallGroup& g, const TimeAxis& axis,
+                        const QPalette& pal) {
+    using L = GroupTimelineLayout;
+    p.save();
+    p.setRenderHint(QPainter::Antialiasing, true);
+    const QColor text = pal.color(QPalette::WindowText);
+    const QColor grid = pal.color(QPalette::Mid);
+    const QFont font = p.font();
+    const QFont small = smallFont(font);
+    QFont bold = font;
+    bold.setBold(true);
+    const double x0 = b.left() + L::kLabelWidth;
+    const double plotRight = x0 + axis.width;
+    const auto X = [&](EpochMillis ms) { return x0 + axis.x(ms); };
+
+    // Title: what the group is and what ties it.
+    p.setPen(text);
+    p.setFont(bold);
+    p.drawText(QRectF(b.left() + 4, b.top(), b.width() - 8, 20), Qt::AlignLeft | Qt::AlignVCenter,
+               QFontMetricsF(bold).elidedText(groupTitle(g), Qt::ElideRight, b.width() - 8));
+    const QRectF axisRow(x0, b.top() + 22, axis.width, L::kAxisHeight - 4);
+    const double bandsTop = axisRow.bottom() + 4;
+    const double bandsBottom = bandsTop + L::kBandHeight * double(g.members.size());
+
+    // Axis and grid in the display zone.
+    p.setFont(small);
+    const QFontMetricsF sfm(small);
+    p.drawText(QRectF(b.left(), axisRow.top(), L::kLabelWidth - 8, axisRow.height()),
+               Qt::AlignRight | Qt::AlignVCenter, zoneLabel(axis.from));
+    const TickPlan ticks = ticksFor(axis, sfm);
+    for (EpochMillis tk = ticks.first; tk < axis.to; tk += ticks.step) {
+        const double x = X(tk);
+        p.setPen(QPen(grid, 1, Qt::DotLine));
+        p.drawLine(QPointF(x, axisRow.bottom()), QPointF(x, bandsBottom));
+        p.setPen(text);
+        const QString s = tickLabel(tk, ticks.format);
+        const double w = sfm.horizontalAdvance(s) + 8;
+        const double left =
+            std::clamp(x - w / 2, axisRow.left(), std::max(axisRow.left(), axisRow.right() - w));
+        p.drawText(QRectF(left, axisRow.top(), w, axisRow.height()), Qt::AlignCenter, s);
+    }
+
+    const auto lanesOf = [&](std::size_t k) {
+        const double top = bandsTop + L::kBandHeight * double(k) + 14;
+        return std::pair<QRectF, QRectF>{QRectF(x0, top, axis.width, 22),
+                                         QRectF(x0, top + 26, axis.width, 22)};
+    };
+    const auto clampX = [&](double x) { return std::clamp(x, x0, plotRight); };
+    for (std::size_t k = 0; k < g.members.size(); ++k) {
+        const GroupMember& m = g.members[k];
+        const auto [server, caller] = lanesOf(k);
+        // Labels: the callId (its order in the group), and the lanes.
+        p.setFont(bold);
+        p.setPen(text);
+        const QString id =
+            QString::number(k + 1) + QStringLiteral(". ") + shownText(m.timeline.callId);
+        // In the label column only: the plot's header row holds the connector's label.
+        p.drawText(QRectF(b.left() + 4, server.top() - 14, L::kLabelWidth - 12, 14),
+                   Qt::AlignLeft | Qt::AlignVCenter,
+                   QFontMetricsF(bold).elidedText(id, Qt::ElideMiddle, L::kLabelWidth - 12));
+        p.setFont(small);
+        p.drawText(QRectF(b.left(), server.top(), L::kLabelWidth - 8, server.height()),
+                   Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("server record"));
+        p.drawText(QRectF(b.left(), caller.top(), L::kLabelWidth - 8, caller.height()),
+                   Qt::AlignRight | Qt::AlignVCenter, QStringLiteral("caller view"));
+        // Bands.
+        p.save();
+        p.setClipRect(
+            QRectF(x0, server.top() - 2, axis.width + 1, caller.bottom() - server.top() + 4));
+        for (const StateBand& band : m.timeline.bands) {
+            const QRectF& lane = band.lane == Lane::ServerRecord ? server : caller;
+            const double a = clampX(X(band.from)), z = clampX(X(band.to));
+            if (z < lane.left() || a > lane.right())
+                continue;
+            const QRectF r(a, lane.top(), std::max(1.5, z - a), lane.height());
+            const QColor fill = stateColor(band.state);
+            p.setPen(QPen(fill.darker(130), 1));
+            p.setBrush(fill);
+            p.drawRect(r);
+            if (r.width() > 70) {
+                p.setPen(Qt::white);
+                p.drawText(r.adjusted(4, 0, -4, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                           sfm.elidedText(shownText(band.state), Qt::ElideRight, r.width() - 8));
+            }
+        }
+        p.restore();
+        // Marks: each execution on the server lane, each timeout on the caller lane.
+        for (const EpochMillis t : m.executions)
+            if (axis.visible(t))
+                groupMark(p, QPointF(X(t), server.center().y()), true);
+        for (const EpochMillis t : m.timeouts)
+            if (axis.visible(t))
+                groupMark(p, QPointF(X(t), caller.center().y()), false);
+        // The connector: from the member before, at this one's first event.
+        if (k > 0 && m.firstAt != kNoTime) {
+            const auto [prevServer, prevCaller] = lanesOf(k - 1);
+            const double x = clampX(X(m.firstAt));
+            p.setPen(QPen(kEvidence, 2, Qt::DashLine, Qt::FlatCap));
+            p.drawLine(QPointF(x, prevCaller.bottom()), QPointF(x, server.top()));
+            QPainterPath arrow;
+            arrow.moveTo(x, server.top());
+            arrow.lineTo(x - 5, server.top() - 7);
+            arrow.lineTo(x + 5, server.top() - 7);
+            arrow.closeSubpath();
+            p.setPen(Qt::NoPen);
+            p.setBrush(kEvidence);
+            p.drawPath(arrow);
+            QString label = g.kind == "key_rotation"       ? QStringLiteral("new callId")
+                            : g.kind == "callid_rewritten" ? QStringLiteral("other name")
+                                                           : QString();
+            if (!g.tie.empty())
+                label += (label.isEmpty() ? QString() : QStringLiteral(", ")) + shownText(g.tie);
+            if (!label.isEmpty()) {
+                QFont b2 = small;
+                b2.setBold(true);
+                p.setFont(b2);
+                const QFontMetricsF bfm(b2);
+                const double w = bfm.horizontalAdvance(label) + 10;
+                const double left = std::clamp(x + 6, x0, std::max(x0, plotRight - w));
+                const QRectF box(left, prevCaller.bottom() + 2, w, 13);
+                p.setPen(QPen(kEvidence, 1));
+                p.setBrush(pal.color(QPalette::Base));
+                p.drawRoundedRect(box, 3, 3);
+                p.setPen(text);
+                p.drawText(box, Qt::AlignCenter, label);
+                p.setFont(small);
+            }
+        }
+    }
+    // The key to the marks.
+    p.setFont(small);
+    double kx = x0;
+    const double ky = bandsBottom + 12;
+    const auto keyItem = [&](const QString& label, auto icon) {
+        icon(QPointF(kx + 6, ky));
+        p.setPen(text);
+        const double w = sfm.horizontalAdvance(label) + 22;
+        p.drawText(QRectF(kx + 15, ky - 8, w, 16), Qt::AlignLeft | Qt::AlignVCenter, label);
+        kx += w + 12;
+    };
+    keyItem(QStringLiteral("executed"), [&](QPointF c) { groupMark(p, c, true); });
+    keyItem(QStringLiteral("caller timeout"), [&](QPointF c) { groupMark(p, c, false); });
+    keyItem(QStringLiteral("next callId's first event (what ties them)"), [&](QPointF c) {
+        p.setPen(QPen(kEvidence, 2, Qt::DashLine, Qt::FlatCap));
+        p.drawLine(QPointF(c.x(), c.y() - 7), QPointF(c.x(), c.y() + 7));
+    });
+    p.setFont(font);
+    p.restore();
+}
+
 } // namespace callscope

@@ -5,6 +5,7 @@
 // a key to colours and shapes. Shared by the drill-down view and the reports,
 // so a report draws exactly what the operator saw. Times read in the display
 // zone (views/clock.h), which the axis names.
+#include "models/call_group.h"
 #include "models/timeline.h"
 #include "models/timeline_axis.h"
 
@@ -70,6 +71,26 @@ double timelineKeyHeight(const CallTimeline& t, const QSet<QString>& outlined, E
 // height it takes at `width` in `font`, and painting it into `area`.
 double fullKeyHeight(const QFont& font, double width);
 void paintFullKey(QPainter& p, const QRectF& area, const QFont& font, const QPalette& pal);
+
+// --- A group of callIds on one axis (drill-down and reports). ---------------
+// One band of two lanes (server record over caller view) per callId, in the
+// order of their first events; each execution and caller timeout marked and
+// labelled; a connector from one member to the next at the later one's first
+// event, naming what ties them ("same digest 9f2c1a03…"); a key row below.
+struct GroupTimelineLayout {
+    static constexpr double kLabelWidth = 190, kAxisHeight = 26, kBandHeight = 74;
+    // The height `members` bands take, axis and title row included.
+    static double heightFor(std::size_t members) {
+        return kAxisHeight + 22 + kBandHeight * double(members) + 24; // + the key row
+    }
+};
+// An axis `width` pixels wide over every member's life.
+TimeAxis fittedGroupAxis(const CallGroup& group, double width);
+// `bounds` wide; the plot starts kLabelWidth in. The axis is for the plot's width.
+void paintGroupTimeline(QPainter& p, const QRectF& bounds, const CallGroup& group,
+                        const TimeAxis& axis, const QPalette& palette);
+// "key_rotation (cause key_rotated_after_timeout): 2 callIds, same digest 9f2c1a03…"
+QString groupTitle(const CallGroup& group);
 
 // A tick label for `t` (exposed for tests): "22:52:24.771", "12-03 22:52",
 // "2026-12-03", in the display zone.

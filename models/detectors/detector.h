@@ -39,6 +39,7 @@ struct Finding {
     Severity severity = Severity::Warning;
     std::string subject; // identity with the kind
     std::vector<std::string> callIds, instances, digests;
+    std::string cause; // AnomalyLine::cause
     std::string summary;
     std::vector<Evidence> evidence;
     EpochMillis since = kNoTime; // the waiting kinds: when the wait began
@@ -151,5 +152,20 @@ inline constexpr CallDetector kCallDetectors[] = {
 // `self`: the member being judged, whose digest or bizNo ties the group.
 Finding judgeKeyRotation(const CallStore& store, const std::vector<std::uint32_t>& members,
                          std::uint32_t self, const DetectionSources& sources);
+// The member a key-rotation group is named after: its earliest.
+std::uint32_t keyRotationSubject(const CallStore& store, const std::vector<std::uint32_t>& members);
+// Why the request came again under a new callId: a timeout of an earlier
+// member before each later one's first event (key_rotated_after_timeout), a
+// later one with none (callid_regenerated), or no caller events to tell (unknown).
+Cause keyRotationCause(const CallStore& store, const std::vector<std::uint32_t>& members);
+
+// callid_rewritten over two calls that carried one traceId: the pair when
+// one was seen only at the caller and the other only at the server.
+struct RewrittenPair {
+    std::uint32_t callerSide, serverSide;
+};
+std::optional<RewrittenPair> rewrittenPair(const CallStore& store, const TraceLink& link);
+// The anomaly, named after the caller's callId.
+Finding judgeCallIdRewritten(const CallStore& store, const TraceLink& link, RewrittenPair pair);
 
 } // namespace callscope

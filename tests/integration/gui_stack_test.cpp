@@ -10,6 +10,7 @@
 #include "stack.h"
 #include "views/anomaly_table_model.h"
 #include "views/drilldown_view.h"
+#include "views/group_timeline_widget.h"
 #include "views/main_window.h"
 #include "views/overview_view.h"
 #include "views/palette.h"
@@ -123,7 +124,19 @@ TEST(Dashboard, ShowsTheSimulatorsAnomaliesAndFindsACallIdAndABizNo) {
     ASSERT_TRUE(waitFor([&] { return window.drilldown()->currentCallId() == second; }, 20'000));
     EXPECT_TRUE(
         window.drilldown()->details()->toPlainText().contains(QStringLiteral("Key rotated")));
+    // The incident on one screen: both callIds of the group on one axis.
+    GroupTimelineWidget* group = window.drilldown()->groupTimeline();
+    EXPECT_TRUE(group->isVisible());
+    ASSERT_EQ(group->group().members.size(), 2u);
+    EXPECT_EQ(group->group().kind, "key_rotation");
+    EXPECT_EQ(group->group().cause, "key_rotated_after_timeout");
+    EXPECT_EQ(group->group().tie.rfind("same digest ", 0), 0u) << group->group().tie;
+    EXPECT_EQ(group->group().members[1].timeline.callId, second.toStdString());
+    EXPECT_FALSE(group->group().members[0].timeouts.empty());
+    EXPECT_FALSE(group->group().members[0].executions.empty());
+    EXPECT_FALSE(group->group().members[1].executions.empty());
     window.grab().save(QStringLiteral("gui-stack-drilldown.png"));
+    group->grab().save(QStringLiteral("gui-stack-group.png"));
 
     // Export the drill-down's call as a PDF from the dashboard, as the menu does.
     const TempFile pdf("gui-export.pdf");

@@ -76,9 +76,10 @@ SimData loadSimData(const std::string& dsn, const std::string& brokers,
                     row[6].as<std::int64_t>(), row[7].as<std::int64_t>()};
         d.records[r.callId] = r;
     }
-    for (const auto& row : w.exec("SELECT id, call_id, request_digest, source_instance, outcome, " +
-                                  ms("arrived_at") + ", " + ms("finished_at") +
-                                  " FROM idempotent_attempt ORDER BY arrived_at, id")) {
+    for (const auto& row :
+         w.exec("SELECT id, call_id, request_digest, source_instance, outcome, " +
+                ms("arrived_at") + ", " + ms("finished_at") +
+                ", COALESCE(trace_id, '') FROM idempotent_attempt ORDER BY arrived_at, id")) {
         AttemptRow a;
         a.id = row[0].as<std::int64_t>();
         a.callId = row[1].as<std::string>();
@@ -88,6 +89,7 @@ SimData loadSimData(const std::string& dsn, const std::string& brokers,
         a.arrivedAt = row[5].as<std::int64_t>();
         if (!row[6].is_null())
             a.finishedAt = row[6].as<std::int64_t>();
+        a.traceId = row[7].as<std::string>();
         d.attempts[a.callId].push_back(a);
     }
     simdjson::ondemand::parser parser;
@@ -112,6 +114,7 @@ SimData loadSimData(const std::string& dsn, const std::string& brokers,
             CallerEventMsg e{str(doc, "callId"), str(doc, "state"), str(doc, "instance"),
                              str(doc, "bizNo"), str(doc, "requestDigest")};
             e.attempt = num(doc, "attempt");
+            e.traceId = str(doc, "traceId");
             e.at = parseTimestamp(str(doc, "at")).value_or(-1);
             if (e.callId != m.key)
                 throw std::runtime_error("caller event keyed " + m.key + " for " + e.callId);
@@ -163,16 +166,41 @@ Situations findSituations(const SimData& d) {
         if (digests.size() >= 2)
             s["digest_conflict"].insert(id);
 
-        // duplicate_caller: two caller instances act on one callId.
+        // duplicate_caller: two caller instances act on one callId; a
+        // migration when each stopped unconfirmed before the next one's first act.
         std::set<std::string> instances;
         if (rec && !rec->firstSource.empty())
             instances.insert(rec->firstSource);
-        for (const auto& a : atts)
+        struct Acts {
+            std::int64_t first = INT64_MAX, last = INT64_MIN;
+            bool confirmed = false;
+        };
+        std::map<std::string, Acts> acts;
+        const auto act = [&](const std::string& inst, std::int64_t at, bool confirmed) {
+            Acts& x = acts[inst];
+            x.first = std::min(x.first, at);
+            x.last = std::max(x.last, at);
+            x.confirmed |= confirmed;
+        };
+        for (const auto& a : atts) {
             instances.insert(a.source);
-        for (const auto& e : evs)
+            act(a.source, a.arrivedAt, false);
+        }
+        for (const auto& e : evs) {
             instances.insert(e.instance);
-        if (instances.size() >= 2)
-            s["duplicate_caller"].insert(id);
+            act(e.instance, e.at, terminalCaller(e.state));
+        }
+        if (instances.size() >= 2) {
+            std::vector<Acts> order;
+            for (const auto& [_, x] : acts)
+                order.push_back(x);
+            std::sort(order.begin(), order.end(),
+                      [](const Acts& a, const Acts& b) { return a.first < b.first; });
+            bool migration = true;
+            for (std::size_t k = 0; k + 1 < order.size(); ++k)
+                migration &= !order[k].confirmed && order[k].last <= order[k + 1].first;
+            s[migration ? "duplicate_caller/migration" : "duplicate_caller/concurrent"].insert(id);
+        }
 
         // key_rotation (grouped below): the digest a call was made for.
         bool executed = false;
@@ -246,14 +274,83 @@ Situations findSituations(const SimData& d) {
         if (!recs.empty() && !rec && atts.empty())
             s["orphan_receipt"].insert(id);
     }
+    // callid_rewritten: one traceId at the caller under one callId and at the
+    // server under another, each seen at one end only.
+    std::map<std::string, std::set<std::string>> callerByTrace, serverByTrace;
+    for (const auto& [id, evs] : d.callerEvents)
+        for (const auto& e : evs)
+            if (!e.traceId.empty())
+                callerByTrace[e.traceId].insert(id);
+    for (const auto& [id, atts] : d.attempts)
+        for (const auto& a : atts)
+            if (!a.traceId.empty())
+                serverByTrace[a.traceId].insert(id);
+    std::map<std::string, std::string> renamed; // caller's callId -> the server's
+    for (const auto& [trace, callerIds] : callerByTrace) {
+        if (!serverByTrace.count(trace))
+            continue;
+        for (const auto& c : callerIds)
+            for (const auto& srv : serverByTrace.at(trace))
+                if (c != srv && !d.attempts.count(c) && !d.records.count(c) &&
+                    !d.callerEvents.count(srv)) {
+                    s["callid_rewritten/callid_rewritten_in_transit"].insert(join({c, srv}));
+                    renamed[c] = srv;
+                }
+    }
+    // key_rotation, its cause told by the caller's timeouts.
+    const auto firstAt = [&](const std::string& id) {
+        std::int64_t t = INT64_MAX;
+        if (d.records.count(id))
+            t = std::min(t, d.records.at(id).createdAt);
+        if (d.attempts.count(id))
+            for (const auto& a : d.attempts.at(id))
+                t = std::min(t, a.arrivedAt);
+        if (d.callerEvents.count(id))
+            for (const auto& e : d.callerEvents.at(id))
+                t = std::min(t, e.at);
+        return t;
+    };
+    const auto causeOf = [&](const std::set<std::string>& ids) -> std::string {
+        std::vector<std::pair<std::int64_t, std::string>> order;
+        bool events = false;
+        for (const auto& id : ids) {
+            order.emplace_back(firstAt(id), id);
+            events |= d.callerEvents.count(id) != 0;
+        }
+        if (!events)
+            return "unknown";
+        std::sort(order.begin(), order.end());
+        std::int64_t timeout = INT64_MAX;
+        for (std::size_t k = 0; k < order.size(); ++k) {
+            if (k > 0 && timeout > order[k].first)
+                return "callid_regenerated";
+            if (d.callerEvents.count(order[k].second))
+                for (const auto& e : d.callerEvents.at(order[k].second))
+                    if (e.state == "TIMEOUT_UNKNOWN")
+                        timeout = std::min(timeout, e.at);
+        }
+        return "key_rotated_after_timeout";
+    };
     for (const auto* groups : {&byDigest, &byBizNo})
-        for (const auto& [_, ids] : *groups)
+        for (const auto& [_, all] : *groups) {
+            std::set<std::string> ids;
+            for (const auto& id : all)
+                if (!renamed.count(id) || !all.count(renamed.at(id)))
+                    ids.insert(id);
             if (ids.size() >= 2)
-                s["key_rotation"].insert(join({ids.begin(), ids.end()}));
+                s["key_rotation/" + causeOf(ids)].insert(join({ids.begin(), ids.end()}));
+        }
     return s;
 }
 
-Situations readAnomalyLines(const std::string& text) {
+Situations withoutCauses(const Situations& s) {
+    Situations out;
+    for (const auto& [key, sets] : s)
+        out[key.substr(0, key.find('/'))].insert(sets.begin(), sets.end());
+    return out;
+}
+
+Situations readAnomalyLines(const std::string& text, bool withCauses) {
     Situations s;
     simdjson::ondemand::parser parser;
     std::istringstream in(text);
@@ -277,7 +374,8 @@ Situations readAnomalyLines(const std::string& text) {
             if (!v.get_string().get(id))
                 ids.emplace_back(id);
         }
-        s[kind].insert(join(ids));
+        const std::string cause = str(doc, "cause");
+        s[cause.empty() || !withCauses ? kind : kind + "/" + cause].insert(join(ids));
     }
     return s;
 }

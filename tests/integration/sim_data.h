@@ -20,7 +20,7 @@ struct RecordRow {
 
 struct AttemptRow {
     std::int64_t id = 0;
-    std::string callId, digest, source, outcome;
+    std::string callId, digest, source, outcome, traceId;
     std::int64_t arrivedAt = 0;
     std::optional<std::int64_t> finishedAt;
 };
@@ -32,7 +32,7 @@ struct ReceiptMsg {
 };
 
 struct CallerEventMsg {
-    std::string callId, state, instance, bizNo, digest;
+    std::string callId, state, instance, bizNo, digest, traceId;
     std::int64_t attempt = 0;
     std::int64_t at = 0;
 };
@@ -49,11 +49,15 @@ SimData loadSimData(const std::string& dsn, const std::string& brokers,
                     const std::string& receiptTopic, const std::string& callerTopic);
 
 // kind -> the set of situations, each a sorted, comma-joined list of callIds.
+// Kinds that carry a cause are keyed "kind/cause" ("key_rotation/callid_regenerated").
 using Situations = std::map<std::string, std::set<std::string>>;
 Situations findSituations(const SimData& data);
 
-// The same shape from a truth file (or a scan's output): JSON lines of anomalies.
-Situations readAnomalyLines(const std::string& jsonLines);
+// The same shape from a truth file (or a scan's output): JSON lines of
+// anomalies, keyed by kind alone or (withCauses) as findSituations keys them.
+Situations readAnomalyLines(const std::string& jsonLines, bool withCauses = false);
+// Keyed by kind alone.
+Situations withoutCauses(const Situations& s);
 
 std::string describe(const Situations& s);
 

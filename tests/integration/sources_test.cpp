@@ -224,7 +224,7 @@ TEST(Check, SaysWhatItFindsAndWhichDetectionsRun) {
           "record.call_id            call_id", "attempt  idempotent_attempt (table, ",
           "indexed  follow: records changed", " idempotent_record_updated_at",
           "indexed  lookup: a record by callId", " partitions, ", "timestamps CreateTime",
-          "newest records, ", "Detections that will run (11)", "\nready"})
+          "newest records, ", "Detections that will run (12)", "\nready"})
         EXPECT_NE(r.out.find(needle), std::string::npos) << needle << "\n" << r.out;
     EXPECT_EQ(r.out.find("NO INDEX"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find(s.dsn.substr(s.dsn.find("password=") + 9, 16)), std::string::npos)
@@ -296,6 +296,6 @@ TEST(Check, SaysWhatItFindsAndWhichDetectionsRun) {
         runCommand(callscopeBinary() + " check --config " + configWithTopics("", ""));
     ASSERT_EQ(pgOnly.exitCode, 0) << pgOnly.out;
     EXPECT_NE(pgOnly.out.find("Kafka  not read"), std::string::npos) << pgOnly.out;
-    EXPECT_NE(pgOnly.out.find("Detections off (5):\n  receipt_missing"), std::string::npos)
+    EXPECT_NE(pgOnly.out.find("Detections off (6):\n  receipt_missing"), std::string::npos)
         << pgOnly.out;
 }

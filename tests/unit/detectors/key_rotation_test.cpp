@@ -26,6 +26,50 @@ TEST(KeyRotation, KeyRotationCriticalWhenBothExecuted) {
     EXPECT_TRUE(d.steps.front().decisive);
     EXPECT_EQ(d.siblingCallIds, std::vector<std::string>{"c1"});
     EXPECT_NE(d.verdict.find("Key rotated"), std::string::npos);
+    EXPECT_EQ(d.cause, Cause::KeyRotatedAfterTimeout);
+    EXPECT_EQ(s.find(AnomalyKind::KeyRotation)->cause, "key_rotated_after_timeout");
+}
+
+// 坑二: the callId is lost in an async branch and made again for the same
+// request with no timeout: not the timed-out retry story.
+TEST(KeyRotation, ANewCallIdWithNoTimeoutBeforeItIsARegeneratedCallId) {
+    Scenario s;
+    s.healthy("c1", T0, D(5), "ORD-1");
+    s.healthy("c2", T0 + 30, D(5), "ORD-1"); // 30 ms later, c1 still on its way
+    EXPECT_EQ(s.open(T0 + H), Set{"key_rotation:c1,c2"});
+    const Anomaly* a = s.find(AnomalyKind::KeyRotation);
+    EXPECT_EQ(a->cause, "callid_regenerated");
+    EXPECT_EQ(a->summary.find("timed-out"), std::string::npos) << a->summary;
+    EXPECT_NE(a->summary.find("no timeout before it"), std::string::npos) << a->summary;
+    const Diagnosis d = diagnose(s.store, s.engine, s.store.find("c1"));
+    EXPECT_EQ(d.cause, Cause::CallIdRegenerated);
+    EXPECT_TRUE(d.steps.front().decisive);
+    EXPECT_EQ(d.verdict.find("timed out and"), std::string::npos) << d.verdict;
+}
+
+// A timeout after the new callId came is no excuse for it.
+TEST(KeyRotation, ATimeoutAfterTheNewCallIdStillMeansRegenerated) {
+    Scenario s;
+    s.healthy("c1", T0, D(5), "ORD-1");
+    s.caller("c1", CallerState::TimeoutUnknown, T0 + 2 * S, 1, "api-1", "ORD-1", D(5));
+    s.healthy("c2", T0 + S, D(5), "ORD-1");
+    s.open(T0 + H);
+    EXPECT_EQ(s.find(AnomalyKind::KeyRotation)->cause, "callid_regenerated");
+}
+
+// Without caller events nothing tells whether the first call timed out.
+TEST(KeyRotation, WithoutCallerEventsTheCauseIsUnknown) {
+    Scenario s;
+    for (const char* id : {"c1", "c2"}) {
+        const EpochMillis t = id[1] == '1' ? T0 : T0 + S;
+        s.record(id, RecordStatus::Success, t, t + 40, D(5));
+        s.attempt(id, AttemptOutcome::Executed, t, t + 40, "api-1", D(5));
+    }
+    s.open(T0 + H);
+    const Anomaly* a = s.find(AnomalyKind::KeyRotation);
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->cause, "unknown");
+    EXPECT_EQ(a->summary.find("timed-out"), std::string::npos) << a->summary;
 }
 
 TEST(KeyRotation, KeyRotationByBizNoAloneIsAWarningWhenOnlyOneExecuted) {

@@ -24,6 +24,8 @@ class Scenario {
 public:
     explicit Scenario(DetectionSources sources = {}) : engine(DetectThresholds{}, sources) {}
 
+    std::string traceId; // carried by the attempts and caller events added while set
+
     Scenario& record(const std::string& id, RecordStatus st, EpochMillis created,
                      EpochMillis updated, const std::string& digest = D(1), int lock = 0,
                      const std::string& source = "api-1", EpochMillis ttl = 24 * H) {
@@ -42,6 +44,7 @@ public:
         o.outcome = out;
         o.arrivedAt = arrived;
         o.finishedAt = finished;
+        o.traceId = traceId;
         store.add(o);
         return *this;
     }
@@ -69,6 +72,7 @@ public:
         o.attempt = attempt;
         o.bizNo = bizNo;
         o.digest = digest;
+        o.traceId = traceId;
         store.add(o);
         return *this;
     }

@@ -1,0 +1,89 @@
+#include "models/trace_index.h"
+
+#include "models/interner.h"
+
+namespace callscope {
+namespace {
+
+std::uint64_t keyOf(std::string_view traceId) {
+    const std::uint64_t h = hashText(traceId);
+    return h == 0 ? 1 : h;
+}
+
+} // namespace
+
+std::size_t TraceIndex::probe(std::uint64_t key) const {
+    const std::size_t mask = m_slots.size() - 1;
+    for (std::size_t i = key & mask;; i = (i + 1) & mask)
+        if (m_slots[i].key == key || m_slots[i].key == 0)
+            return i;
+}
+
+void TraceIndex::grow() {
+    std::vector<Slot> old;
+    old.swap(m_slots);
+    m_slots.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
+    for (const Slot& s : old)
+        if (s.key != 0)
+            m_slots[probe(s.key)] = s;
+}
+
+std::uint32_t TraceIndex::note(std::string_view traceId, std::uint32_t call) {
+    if (traceId.empty())
+        return kNone;
+    if ((m_used + 1) * 4 > m_slots.size() * 3) // load at most 3/4
+        grow();
+    const std::uint64_t key = keyOf(traceId);
+    Slot& s = m_slots[probe(key)];
+    if (s.key == 0) {
+        s = Slot{key, call, 0};
+        ++m_used;
+        return kNone;
+    }
+    if (s.call == call || s.others > kMaxCallsPerTrace)
+        return kNone;
+    return s.call;
+}
+
+bool TraceIndex::addCarrier(std::string_view traceId) {
+    if (traceId.empty() || m_slots.empty())
+        return false;
+    Slot& s = m_slots[probe(keyOf(traceId))];
+    if (s.key == 0)
+        return false;
+    return ++s.others <= kMaxCallsPerTrace;
+}
+
+bool TraceIndex::placeholder(std::string_view traceId) const {
+    if (traceId.empty() || m_slots.empty())
+        return false;
+    const Slot& s = m_slots[probe(keyOf(traceId))];
+    return s.key != 0 && s.others > kMaxCallsPerTrace;
+}
+
+void TraceIndex::remap(const std::vector<std::uint32_t>& map) {
+    std::vector<Slot> old;
+    old.swap(m_slots);
+    m_used = 0;
+    if (old.empty())
+        return;
+    m_slots.assign(old.size(), Slot{});
+    for (Slot s : old) {
+        if (s.key == 0)
+            continue;
+        // A placeholder stays known whoever carried it first.
+        if (s.others <= kMaxCallsPerTrace) {
+            if (s.call >= map.size() || map[s.call] == UINT32_MAX)
+                continue;
+            s.call = map[s.call];
+        }
+        m_slots[probe(s.key)] = s;
+        ++m_used;
+    }
+}
+
+std::size_t TraceIndex::memoryBytes() const {
+    return m_slots.capacity() * sizeof(Slot);
+}
+
+} // namespace callscope
