@@ -139,12 +139,15 @@ void DashboardBackend::computeStats(DashboardSnapshot& s, EpochMillis now) {
         s.rejectedSamples.push_back(x.where + ": " + x.reason + ": " + x.sample);
 }
 
-void DashboardBackend::requestCall(const QString& query, quint64 generation) {
+void DashboardBackend::requestCall(const QString& query, const QStringList& others,
+                                   quint64 generation) {
     m_cancelCall = false;
     auto detail = std::make_shared<CallDetail>();
-    // "callId\nother\n…": the call compared with others (Compare with…).
-    QStringList parts = query.split(QLatin1Char('\n'), Qt::SkipEmptyParts);
-    detail->query = parts.isEmpty() ? std::string() : parts.takeFirst().trimmed().toStdString();
+    detail->query = query.trimmed().toStdString();
+    QStringList parts;
+    for (const QString& o : others)
+        if (!o.trimmed().isEmpty())
+            parts << o.trimmed();
     detail->generation = generation;
     if (!m_monitor || detail->query.empty()) {
         detail->message = "nothing to look up";
@@ -200,18 +203,22 @@ void DashboardBackend::requestCall(const QString& query, quint64 generation) {
         std::vector<std::uint32_t> calls{i};
         std::string missing;
         for (const QString& p : parts) {
-            std::uint32_t j = store.find(p.trimmed().toStdString());
+            if (m_cancelCall)
+                break;
+            const std::string id = p.toStdString();
+            std::uint32_t j = store.find(id);
+            std::string why;
             if (j == CallStore::npos && m_phase == Phase::Following) {
                 try {
-                    j = m_monitor->ensureCall(p.trimmed().toStdString(), m_cancelCall, nullptr);
+                    j = m_monitor->ensureCall(id, m_cancelCall, nullptr);
                 } catch (const SourceError& e) {
-                    missing += std::string(missing.empty() ? "" : "; ") + e.what();
+                    why = std::string(" (") + e.what() + ")";
                 }
             }
             if (j != CallStore::npos)
                 calls.push_back(j);
             else
-                missing += (missing.empty() ? "" : ", ") + p.trimmed().toStdString();
+                missing += (missing.empty() ? "" : ", ") + id + why;
         }
         detail->group = compareCalls(store, calls, nowMillis());
         if (!missing.empty())

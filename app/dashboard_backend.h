@@ -7,6 +7,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QStringList>
 
 #include <atomic>
 #include <memory>
@@ -35,7 +36,11 @@ public slots:
     void start();
     void stop();
     // A callId or a bizNo; answered by callReady with the same generation.
-    void requestCall(const QString& query, quint64 generation);
+    // With `others`: the call beside them on one axis (Compare with…).
+    void requestCall(const QString& query, const QStringList& others, quint64 generation);
+    void requestCall(const QString& query, quint64 generation) {
+        requestCall(query, {}, generation);
+    }
     // An incident report of these callIds (all anomalies of the window when
     // empty) to `path`; the format follows its extension.
     void exportReport(const QStringList& callIds, const QString& path, bool includePayloads);

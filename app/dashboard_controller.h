@@ -56,7 +56,14 @@ public:
         QObject::connect(m_backend, &DashboardBackend::status, m_window, &MainWindow::setStatus);
         QObject::connect(m_backend, &DashboardBackend::fatal, m_window, &MainWindow::showFatal);
         QObject::connect(m_window, &MainWindow::callRequested, m_backend,
-                         &DashboardBackend::requestCall);
+                         [b = m_backend](const QString& query, quint64 generation) {
+                             b->requestCall(query, generation);
+                         });
+        QObject::connect(
+            m_window, &MainWindow::compareRequested, m_backend,
+            [b = m_backend](const QString& callId, const QStringList& others, quint64 generation) {
+                b->requestCall(callId, others, generation);
+            });
         QObject::connect(m_window, &MainWindow::reportRequested, m_backend,
                          &DashboardBackend::exportReport);
         QObject::connect(m_backend, &DashboardBackend::reportProgress, m_window,

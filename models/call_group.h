@@ -25,7 +25,7 @@ struct CallGroup {
     std::string kind;  // "key_rotation", "callid_rewritten", "compare"; "" = no group
     std::string cause; // the anomaly's cause, when it has one
     std::string tie;   // "same digest 9f2c1a03…", "same bizNo ORD-1", "same traceId 4bf9…"
-    std::vector<GroupMember> members; // by first event
+    std::vector<GroupMember> members;         // by first event
     EpochMillis from = kNoTime, to = kNoTime; // every member's life
     bool empty() const { return members.size() < 2; }
 };

@@ -32,8 +32,9 @@ std::vector<std::pair<AnomalyKind, std::string>> detectionsOff(const DetectionSo
         add(AnomalyKind::CallerStuck, "no caller event topics are read");
     if (!s.callerEvents || !s.attempts || !s.records)
         add(AnomalyKind::CallIdRewritten,
-            s.callerEvents ? "the attempt log is not read: no traceIds from the server"
-                           : "no caller event topics are read: no traceIds from the caller");
+            !s.callerEvents ? "no caller event topics are read: no traceIds from the caller"
+            : !s.records    ? "the idempotency record is not read (PostgreSQL is disabled)"
+                            : "the attempt log is not read: no traceIds from the server");
     if (!s.receipts && !s.callerEvents)
         add(AnomalyKind::ReceiptRegression, "neither receipts nor caller events are read");
     if (int{s.records} + int{s.receipts} + int{s.callerEvents} < 2)
@@ -223,9 +224,12 @@ void DetectionEngine::tick(const CallStore& s, EpochMillis now) {
     }
     std::sort(due.begin(), due.end());
     due.erase(std::unique(due.begin(), due.end()), due.end());
+    std::unordered_set<std::uint64_t> judged;
     for (const std::uint32_t i : due)
-        if (i < s.size())
+        if (i < s.size()) {
             judgeCall(s, i, now);
+            judgeGroupOf(s, i, now, &judged); // a group waiting for both sources
+        }
 }
 
 void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis now) {
@@ -251,8 +255,12 @@ void DetectionEngine::judgeCall(const CallStore& s, std::uint32_t i, EpochMillis
 void DetectionEngine::judgeRewrite(const CallStore& s, std::uint32_t i, const TraceLink& link,
                                    EpochMillis now) {
     const auto pair = rewrittenPair(s, link);
-    if (!pair)
+    if (!pair) { // the caller's callId reached the server after all (or the reverse)
+        if (holds(link.first) || holds(link.other))
+            for (const std::uint32_t c : {link.first, link.other})
+                settle(AnomalyKind::CallIdRewritten, s.callId(c), now);
         return;
+    }
     // Live: each end's events come from its own source, at its own pace; the
     // caller's callId may yet reach the server (or the server's the caller),
     // so the pair is judged once both sources are read a grace past both.
@@ -336,10 +344,37 @@ void DetectionEngine::judgeGroupOf(const CallStore& s, std::uint32_t i, EpochMil
         if (!renamed)
             members.push_back(m);
     }
+    const std::uint32_t groupSubject = keyRotationSubject(s, group);
     if (members.size() < 2) {
-        settle(AnomalyKind::KeyRotation, s.callId(keyRotationSubject(s, group)), now);
+        settle(AnomalyKind::KeyRotation, s.callId(groupSubject), now);
         return;
     }
+    // Live: a callId seen only at the caller beside one not seen there may be
+    // one call under two names whose traceIds are not read yet (a receipt comes
+    // before the attempt row): judged once both sources are read a grace past.
+    if (!m_coverage.settled) {
+        bool callerOnly = false, serverOnly = false;
+        EpochMillis last = kNoTime;
+        for (const std::uint32_t m : members) {
+            bool caller = false, server = s.call(m).hasRecord();
+            for (const CallEvent& e : s.events(m)) {
+                caller |= e.type == EventType::Caller;
+                server |= e.type != EventType::Caller;
+            }
+            callerOnly |= caller && !server;
+            serverOnly |= !caller && server;
+            last = std::max(last, s.lastEventAt(m));
+        }
+        const EpochMillis settledAt = last + m_t.receiptGrace.count();
+        const auto behind = [&](EpochMillis to) { return to != kNoTime && to < settledAt; };
+        if (callerOnly && serverOnly && m_sources.callerEvents && m_sources.attempts &&
+            (now < settledAt || behind(m_coverage.kafkaTo) || behind(m_coverage.recordsReadTo))) {
+            schedule(i, std::max(settledAt, now + 1000));
+            return;
+        }
+    }
+    if (members.size() < group.size() && keyRotationSubject(s, members) != groupSubject)
+        settle(AnomalyKind::KeyRotation, s.callId(groupSubject), now); // named afresh below
     if (judged) { // FNV-1a over the sorted members: the same group, judged once a pass
         std::uint64_t h = 1469598103934665603ull;
         for (const std::uint32_t m : members)

@@ -99,7 +99,8 @@ DrilldownView::DrilldownView(QWidget* parent)
         bool ok = false;
         const QString text = QInputDialog::getText(
             this, tr("Compare with"),
-            tr("callIds to draw beside %1 (separated by spaces or commas):").arg(m_titleId),
+            tr("callIds to draw beside %1 (separated by spaces or commas):")
+                .arg(m_titleId.toHtmlEscaped()), // the label may take it for markup
             QLineEdit::Normal, QString(), &ok);
         if (ok)
             compareWith(
@@ -266,15 +267,14 @@ void DrilldownView::showDetail(const CallDetail& d) {
 void DrilldownView::compareWith(const QStringList& others) {
     if (m_callId.isEmpty() || others.isEmpty())
         return;
-    // The backend reads "callId\nother\n…" as the call compared with the others.
-    QStringList parts{m_callId};
+    QStringList parts;
     for (const QString& o : others)
-        if (o.trimmed() != m_callId)
+        if (o.trimmed() != m_callId && !o.trimmed().isEmpty())
             parts << o.trimmed();
     m_historyGeneration = m_generation + 1; // the same call: not a new history entry
     m_generation++;
     setBusy(true);
-    emit callRequested(parts.join(QLatin1Char('\n')), m_generation);
+    emit compareRequested(m_callId, parts, m_generation);
 }
 
 // --- History ---------------------------------------------------------------

@@ -64,6 +64,7 @@ public slots:
 
 signals:
     void callRequested(const QString& query, quint64 generation);
+    void compareRequested(const QString& callId, const QStringList& others, quint64 generation);
     void cancelRequested();
     void callShown(const QString& callId); // a lookup found this callId
     void historyChanged();                 // canGoBack/canGoForward may have changed

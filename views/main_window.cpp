@@ -169,6 +169,7 @@ MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
     connect(m_search, &QLineEdit::returnPressed, this, [this] { openCall(m_search->text()); });
     connect(m_anomalies, &AnomaliesView::openCall, this, &MainWindow::openCall);
     connect(m_drilldown, &DrilldownView::callRequested, this, &MainWindow::callRequested);
+    connect(m_drilldown, &DrilldownView::compareRequested, this, &MainWindow::compareRequested);
     connect(m_drilldown, &DrilldownView::cancelRequested, this, &MainWindow::cancelCallRequested);
     connect(m_drilldown, &DrilldownView::callShown, this, &MainWindow::rememberCall);
     connect(m_instances, &InstancesView::instanceSelected, this, [this](const QString& inst) {

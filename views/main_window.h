@@ -73,6 +73,7 @@ public slots:
 
 signals:
     void callRequested(const QString& query, quint64 generation);
+    void compareRequested(const QString& callId, const QStringList& others, quint64 generation);
     void cancelCallRequested();
     void windowRequested(qint64 sinceMs, const QString& label); // ms before now; 0 = live
     void reportRequested(const QStringList& callIds, const QString& path, bool includePayloads);

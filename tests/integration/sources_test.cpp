@@ -140,8 +140,8 @@ TEST(Sources, AKafkaOnlyConfigScansWatchesReportsAndInspects) {
     const std::string config = s.writeConfig(kShort, "enabled = false");
     const CommandResult r = scan(config);
     ASSERT_EQ(r.exitCode, 0) << r.err;
-    const std::set<std::string> off{"concurrent_execution", "expired_replay", "orphan_receipt",
-                                    "receipt_missing", "stuck_processing"};
+    const std::set<std::string> off{"callid_rewritten", "concurrent_execution", "expired_replay",
+                                    "orphan_receipt",   "receipt_missing",      "stuck_processing"};
     EXPECT_EQ(offIn(r.out), off);
     for (const std::string& kind : foundIn(r.out))
         EXPECT_EQ(off.count(kind), 0u) << kind << " fired although it is off";
