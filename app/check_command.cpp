@@ -134,6 +134,28 @@ void checkPostgres(const Config& config, int sample, Tally& tally) {
                       "counted and skipped");
 }
 
+// The business-effect probe ([probe]): its query prepared and planned.
+void checkProbe(const Config& config, Tally& tally) {
+    const ProbeConfig& p = config.probe;
+    std::cout << "  probe    " << visibleText(p.sql) << "  ($1 = " << p.key << ", "
+              << formatDuration(p.delay) << " after SUCCESS, rate " << p.rate << ", at most "
+              << p.maxPerSecond << "/s)\n";
+    EffectProbe probe(config.postgres, p);
+    EffectProbe::Plan plan;
+    std::string error;
+    if (!probe.explain(plan, error)) {
+        tally.configProblem = true;
+        tally.problem("probe.sql cannot be prepared: " + error);
+        return;
+    }
+    std::cout << "    " << (plan.scansWholeTable ? "NO INDEX " : "planned  ")
+              << (plan.lines.empty() ? std::string("(no plan)") : visibleText(plan.lines.front()))
+              << '\n';
+    if (plan.scansWholeTable)
+        tally.warning("probe.sql scans the whole table for each SUCCESS record; index the column "
+                      "$1 is compared with");
+}
+
 // What Kafka turned out to hold: the sources the detections will really have.
 struct KafkaFound {
     bool receipts = false, callers = false;
@@ -243,9 +265,11 @@ int runCheckCommand(const CheckOptions& options) {
                                              : visibleText(config->sourcePath))
               << " is valid\n\n";
     Tally tally;
-    if (config->readsPostgres())
+    if (config->readsPostgres()) {
         checkPostgres(*config, options.sample, tally);
-    else
+        if (config->probe.enabled())
+            checkProbe(*config, tally);
+    } else
         std::cout << "PostgreSQL  not read ([postgres] enabled = false)\n";
     std::cout << '\n';
     KafkaFound kafka;

@@ -98,6 +98,15 @@ std::string summaryLine(const Monitor& m) {
         .field("evictedOverBudget", m.evictions().overBudget)
         .field("forgottenAnomalies", m.evictions().anomalies)
         .field("storeBytes", s.memoryBytes() + m.engine().memoryBytes());
+    if (m.probes()) {
+        const ProbeStats p = m.probeStats();
+        w.key("probe")
+            .object()
+            .field("asked", p.asked)
+            .field("missing", p.missing)
+            .field("failed", p.failed);
+        w.end();
+    }
     w.key("detectionsOff").object();
     for (const auto& [kind, why] : detectionsOff(m.engine().sources()))
         w.field(toString(kind), why);
@@ -150,6 +159,13 @@ void printSourceFacts(const char* command, Monitor& m) {
         if (!h.note.empty())
             std::cerr << "callscope " << command << ": " << visibleText(h.source) << ": "
                       << visibleText(h.note) << '\n';
+    if (m.probes()) {
+        const ProbeStats p = m.probeStats();
+        std::cerr << "callscope " << command << ": business-effect probe: " << p.asked << " asked, "
+                  << p.missing << " without a row, " << p.failed << " failed"
+                  << (p.lastError.empty() ? std::string() : " (" + visibleText(p.lastError) + ")")
+                  << '\n';
+    }
     printDetectionsOff(command, m.engine().sources());
 }
 

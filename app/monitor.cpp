@@ -1,6 +1,7 @@
 #include "app/monitor.h"
 
 #include "models/backoff.h"
+#include "models/interner.h"
 #include "models/retention.h"
 
 #include <algorithm>
@@ -31,13 +32,17 @@ constexpr std::int64_t kColdNearMs = 60'000;
 } // namespace
 
 DetectionSources sourcesOf(const Config& c) {
-    return {c.readsAttempts(), c.readsReceipts(), c.readsCallerEvents(), c.readsPostgres()};
+    return {c.readsAttempts(), c.readsReceipts(), c.readsCallerEvents(), c.readsPostgres(),
+            c.readsPostgres() && c.probe.enabled()};
 }
 
 Monitor::Monitor(const Config& config, MonitorOptions options)
     : m_config(config), m_options(options), m_postgres(config.postgres),
       m_kafka(config.kafka, KafkaSourceOptions{options.kafkaFromBeginning}),
-      m_engine(thresholdsOf(config), sourcesOf(config)) {}
+      m_engine(thresholdsOf(config), sourcesOf(config)) {
+    if (config.readsPostgres() && config.probe.enabled())
+        m_probe = std::make_unique<EffectProbe>(config.postgres, config.probe);
+}
 
 Monitor::~Monitor() {
     stop();
@@ -211,6 +216,116 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
     m_engine.evaluate(m_store, touched, now);
+    scheduleProbes(&touched);
+}
+
+// --- The business-effect probe ([probe], effect_missing) -------------------
+
+void Monitor::scheduleProbes(const std::vector<std::uint32_t>* calls) {
+    if (!m_probe)
+        return;
+    const ProbeConfig& p = m_config.probe;
+    const auto consider = [&](std::uint32_t i) {
+        const CallState& c = m_store.call(i);
+        if (!c.hasRecord() || c.recordStatus() != RecordStatus::Success ||
+            (c.flags & (ProbeScheduled | EffectProbed)))
+            return;
+        const std::string callId = m_store.callId(i);
+        // Sampled by callId: the same calls each run, whichever mode asks.
+        if (p.rate < 1.0 && double(hashText(callId)) / 18446744073709551616.0 >= p.rate)
+            return;
+        std::string key = p.key == "callId" ? callId : m_store.bizNo(c.bizNo);
+        if (key.empty())
+            return; // no bizNo yet: asked when a caller event brings it
+        const EpochMillis updated = m_store.timeOf(c, c.updated);
+        m_store.markProbeScheduled(i);
+        std::lock_guard lock(m_probeMutex);
+        m_probeTasks.push({(updated == kNoTime ? nowMillis() : updated) + p.delay.count(), callId,
+                           std::move(key)});
+        m_probeWake.notify_all();
+    };
+    if (calls) {
+        for (const std::uint32_t i : *calls)
+            consider(i);
+    } else {
+        for (std::uint32_t i = 0; i < m_store.size(); ++i)
+            consider(i);
+    }
+}
+
+void Monitor::runProbe(const std::string& callId, const std::string& key) {
+    // One probe at a time (one session), at most max_per_second: the
+    // deployment's database is not ours to load.
+    std::unique_lock one(m_probeRun);
+    const auto gap = std::chrono::microseconds(1'000'000 / m_config.probe.maxPerSecond);
+    const auto next = m_lastProbe + gap;
+    if (next > std::chrono::steady_clock::now())
+        std::this_thread::sleep_until(next);
+    m_lastProbe = std::chrono::steady_clock::now();
+    std::string error;
+    const std::optional<bool> found = m_probe->exists(key, error);
+    one.unlock();
+    ProbeObservation o{callId, found.value_or(false), !found, nowMillis()};
+    bool note = false;
+    {
+        std::lock_guard lock(m_probeMutex);
+        m_probeStats.asked++;
+        m_probeStats.missing += found && !*found;
+        if (!found) {
+            note = m_probeStats.failed++ % 100 == 0; // the first failure, then every 100th
+            m_probeStats.lastError = error;
+        }
+    }
+    if (note)
+        health({"postgres", true, "", nowMillis(), 0, "business-effect probe failed: " + error});
+    ObservationBatch b;
+    b.probes.push_back(std::move(o));
+    deliver(std::move(b));
+}
+
+void Monitor::probeThread() {
+    while (!m_stop) {
+        std::unique_lock lock(m_probeMutex);
+        if (m_probeTasks.empty()) {
+            m_probeWake.wait_for(lock, std::chrono::milliseconds(500));
+            continue;
+        }
+        const EpochMillis now = nowMillis();
+        if (m_probeTasks.top().due > now) {
+            m_probeWake.wait_for(lock, std::chrono::milliseconds(std::min<EpochMillis>(
+                                           500, m_probeTasks.top().due - now)));
+            continue;
+        }
+        const ProbeTask task = m_probeTasks.top();
+        m_probeTasks.pop();
+        lock.unlock();
+        runProbe(task.callId, task.key);
+    }
+}
+
+void Monitor::probeDue(EpochMillis until, const std::atomic<bool>& cancel) {
+    if (!m_probe)
+        return;
+    scheduleProbes(nullptr);
+    std::vector<ProbeTask> due;
+    {
+        std::lock_guard lock(m_probeMutex);
+        while (!m_probeTasks.empty() && m_probeTasks.top().due <= until) {
+            due.push_back(m_probeTasks.top());
+            m_probeTasks.pop();
+        }
+    }
+    for (const ProbeTask& t : due) {
+        if (cancel)
+            break;
+        runProbe(t.callId, t.key);
+    }
+    applyQueued(nowMillis(), false);
+}
+
+ProbeStats Monitor::probeStats() const {
+    std::lock_guard lock(m_probeMutex);
+    return m_probeStats;
 }
 
 void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic<bool>& cancel) {
@@ -264,6 +379,7 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         throw SourceError(kafkaError, kafkaConfig);
 
     fetchMissingRecords(cancel);
+    probeDue(until, cancel);
     m_engine.setSettled(true);
     m_engine.evaluateAll(m_store, nowMillis());
     m_engine.setSettled(false);
@@ -286,6 +402,7 @@ void Monitor::releaseWhileLoading(const RetentionPolicy& policy, Millis grace) {
         return;
     // (The sources report their coverage as they go: the engine judges
     // receipts and records with what has been read.)
+    scheduleProbes(nullptr); // a call with a probe due stays until it is answered
     const ReleaseResult r =
         releaseFinal(m_store, m_engine, policy, {readTo, grace, m_config.detect.keyRotationWindow},
                      nowMillis(), std::max(batch, m_store.size() / 4));
@@ -364,6 +481,8 @@ void Monitor::startLive(EpochMillis since) {
         if (track(source).configured)
             m_threads.emplace_back(
                 [this, s = std::string(source), since] { liveThread(s, since); });
+    if (m_probe)
+        m_threads.emplace_back([this] { probeThread(); });
 }
 
 void Monitor::judgeWindowWhenReady(EpochMillis now) {
@@ -403,6 +522,7 @@ void Monitor::judgeWindowWhenReady(EpochMillis now) {
     m_engine.evaluateAll(m_store, now);
     m_engine.setSettled(false);
     m_windowJudged = true;
+    scheduleProbes(nullptr);
 }
 
 std::vector<SourceHealth> Monitor::sourceStates(EpochMillis now) {
@@ -461,6 +581,7 @@ void Monitor::stop() {
         m_stop = true;
         m_queueSpace.notify_all(); // a source waiting for queue space stops waiting
     }
+    m_probeWake.notify_all();
     for (auto& t : m_threads)
         t.join();
     m_threads.clear();
@@ -600,6 +721,20 @@ std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<b
         std::vector<std::uint32_t> group = m_engine.siblings(m_store, i);
         group.push_back(i);
         m_engine.evaluate(m_store, group, nowMillis());
+    }
+    // The business effect of a SUCCESS past its delay, asked now (sampled or
+    // not: this call was asked for by name).
+    if (m_probe && i != CallStore::npos) {
+        const CallState& c = m_store.call(i);
+        const EpochMillis updated = m_store.timeOf(c, c.updated);
+        std::string key = m_config.probe.key == "callId" ? callId : m_store.bizNo(c.bizNo);
+        if (c.hasRecord() && c.recordStatus() == RecordStatus::Success &&
+            !(c.flags & EffectProbed) && !key.empty() && updated != kNoTime &&
+            updated + m_config.probe.delay.count() <= nowMillis()) {
+            m_store.markProbeScheduled(i);
+            runProbe(callId, key);
+            applyQueued(nowMillis(), true);
+        }
     }
     return i;
 }

@@ -3,17 +3,20 @@
 // the owning thread (CLI main loop or the GUI's model thread) applies them to
 // the store once per pump and runs the detections.
 #include "connectors/config.h"
+#include "connectors/effect_probe.h"
 #include "connectors/kafka_source.h"
 #include "connectors/postgres_source.h"
 #include "models/detection_engine.h"
 #include "models/retention.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <queue>
 #include <thread>
 #include <vector>
 
@@ -55,6 +58,12 @@ struct GapStats {
             n += c;
         return n;
     }
+};
+
+// The business-effect probe's work ([probe]).
+struct ProbeStats {
+    std::int64_t asked = 0, missing = 0, failed = 0;
+    std::string lastError;
 };
 
 // What the config reads, for the detections (SPEC §3 "needs").
@@ -107,6 +116,8 @@ public:
     const RejectStats& rejects() const { return m_rejects; }
     const GapStats& gaps() const { return m_gaps; }
     const EvictionStats& evictions() const { return m_evictions; }
+    ProbeStats probeStats() const;
+    bool probes() const { return m_probe != nullptr; }
     // Observations waiting for the model thread. A source delivering while
     // more than kMaxQueued wait is held until there is room (backpressure:
     // the queue no longer grows while the model thread is busy).
@@ -136,6 +147,14 @@ private:
     RetentionPolicy retentionPolicy() const;
     // startLive: judges the window once every source has loaded or is down.
     void judgeWindowWhenReady(EpochMillis now);
+    // The business-effect probe: SUCCESS records (sampled by callId) get a
+    // probe due `delay` after their update (model thread; nullptr: every call).
+    void scheduleProbes(const std::vector<std::uint32_t>* calls);
+    // Asks one (rate-limited to max_per_second) and delivers the answer.
+    void runProbe(const std::string& callId, const std::string& key);
+    void probeThread();
+    // loadWindow: asks every probe due by `until`, now, and applies the answers.
+    void probeDue(EpochMillis until, const std::atomic<bool>& cancel);
 
     // One source in live mode, as its thread reports it (under m_mutex) and
     // the model thread shows it.
@@ -196,6 +215,19 @@ private:
     // Every source has read up to here while loading (kNoTime: not known yet).
     EpochMillis pacedReadTo();
     bool m_live = false, m_windowJudged = false;
+
+    struct ProbeTask {
+        EpochMillis due;
+        std::string callId, key;
+        bool operator>(const ProbeTask& o) const { return due > o.due; }
+    };
+    std::unique_ptr<EffectProbe> m_probe; // only when [probe] sql is set
+    mutable std::mutex m_probeMutex;      // guards the tasks and stats
+    std::condition_variable m_probeWake;
+    std::priority_queue<ProbeTask, std::vector<ProbeTask>, std::greater<>> m_probeTasks;
+    ProbeStats m_probeStats;
+    std::mutex m_probeRun; // one probe at a time: guards m_probe's session and m_lastProbe
+    std::chrono::steady_clock::time_point m_lastProbe{};
 
     std::atomic<bool> m_stop{false};
     std::vector<std::thread> m_threads;

@@ -95,6 +95,38 @@ public:
         }
     }
 
+    // A share from 0 to 1 (an integer 0 or 1 too).
+    void fraction(std::string_view key, double& out) {
+        if (const toml::node* n = take(key)) {
+            std::optional<double> v = n->value_exact<double>();
+            if (!v)
+                if (auto i = n->value_exact<std::int64_t>())
+                    v = double(*i);
+            if (!v || !(*v >= 0.0 && *v <= 1.0))
+                error(*n, key, "expected a number from 0 to 1");
+            else
+                out = *v;
+        }
+    }
+
+    // One of `allowed`.
+    void choice(std::string_view key, std::string& out,
+                std::initializer_list<const char*> allowed) {
+        if (const toml::node* n = take(key)) {
+            auto v = n->value_exact<std::string>();
+            std::string list;
+            bool ok = false;
+            for (const char* a : allowed) {
+                list += (list.empty() ? "\"" : ", \"") + std::string(a) + "\"";
+                ok |= v && *v == a;
+            }
+            if (ok)
+                out = *v;
+            else
+                error(*n, key, "expected one of " + list);
+        }
+    }
+
     void boolean(std::string_view key, bool& out) {
         if (const toml::node* n = take(key)) {
             if (auto v = n->value_exact<bool>())
@@ -323,6 +355,15 @@ void readConfig(const toml::table& root, Config& c, std::vector<ConfigError>& er
         r->positiveInteger("release_batch", c.retention.releaseBatch);
         r->finish();
     }
+    if (auto pr = top.table("probe")) {
+        pr->string("sql", c.probe.sql);
+        pr->choice("key", c.probe.key, {"bizNo", "callId"});
+        pr->duration("delay", c.probe.delay);
+        pr->fraction("rate", c.probe.rate);
+        pr->positiveInteger("max_per_second", c.probe.maxPerSecond);
+        pr->duration("statement_timeout", c.probe.statementTimeout);
+        pr->finish();
+    }
     if (auto st = top.table("store")) {
         // Below this the store's fixed part (its first event chunk, the
         // interners) is the budget, and every call and anomaly would go.
@@ -357,6 +398,18 @@ void readConfig(const toml::table& root, Config& c, std::vector<ConfigError>& er
         errors.push_back({file, line, "postgres.enabled",
                           "nothing to read: PostgreSQL is disabled and kafka.receipt_topics and "
                           "kafka.caller_topics are both empty"});
+    }
+    if (c.probe.enabled()) {
+        int line = 0;
+        if (const auto* n = root.at_path("probe.sql").node())
+            line = lineOf(*n);
+        if (c.probe.sql.find("$1") == std::string::npos)
+            errors.push_back({file, line, "probe.sql",
+                              "must use $1 for the key (e.g. \"SELECT 1 FROM orders WHERE "
+                              "order_no = $1\")"});
+        if (!c.readsPostgres())
+            errors.push_back(
+                {file, line, "probe.sql", "the probe runs on PostgreSQL, which is disabled"});
     }
     if (!partitioners.count(c.kafka.partitioner)) {
         int line = 0;

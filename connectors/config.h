@@ -109,6 +109,19 @@ struct RetentionConfig {
     std::int64_t maxFieldBytes = 256;              // longer callIds, instances, bizNos are rejected
 };
 
+// The optional business-effect probe (SPEC §5 [probe], effect_missing): a
+// read-only query the deployment supplies, run `delay` after a record turns
+// SUCCESS on its own connection; no row means the business write is missing.
+struct ProbeConfig {
+    std::string sql;           // "" = no probe; "$1" is the key
+    std::string key = "bizNo"; // or "callId": what $1 is
+    Millis delay{30'000};
+    double rate = 1.0; // share of SUCCESS records probed (by callId, the same each run)
+    std::int64_t maxPerSecond = 50;
+    Millis statementTimeout{0}; // 0: [postgres] statement_timeout
+    bool enabled() const { return !sql.empty(); }
+};
+
 // Why a topic pattern (receipt_topics / caller_topics with a leading ^) is
 // refused, or "" when it compiles. Back-references and repetition counts of
 // more than 5 digits are refused before std::regex sees them: libstdc++'s
@@ -120,6 +133,7 @@ struct Config {
     KafkaConfig kafka;
     DetectConfig detect;
     RetentionConfig retention;
+    ProbeConfig probe;
     std::string sourcePath; // "" when built-in defaults only
 
     Config(); // fills every status/outcome/state word list with the canonical words

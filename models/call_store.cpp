@@ -407,6 +407,18 @@ std::uint32_t CallStore::add(const CallerObservation& o) {
     return i;
 }
 
+std::uint32_t CallStore::add(const ProbeObservation& o) {
+    const std::uint32_t i = find(o.callId);
+    if (i == npos)
+        return npos;
+    CallState& c = m_calls[i];
+    c.flags |= EffectProbed;
+    if (!o.failed)
+        c.flags =
+            static_cast<std::uint8_t>(o.found ? c.flags & ~EffectMissing : c.flags | EffectMissing);
+    return i;
+}
+
 namespace {
 // Every observation of a batch into the store, in apply()'s order; `each` is
 // told the call each one went to.
@@ -419,6 +431,9 @@ template <typename Each> void addEach(CallStore& store, const ObservationBatch& 
         each(store.add(o));
     for (const auto& o : b.callerEvents)
         each(store.add(o));
+    for (const auto& o : b.probes)
+        if (const std::uint32_t i = store.add(o); i != CallStore::npos)
+            each(i);
 }
 } // namespace
 

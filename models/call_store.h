@@ -58,6 +58,9 @@ enum EventFlag : std::uint8_t {
 enum CallFlag : std::uint8_t {
     HasRecord = 1,
     RecordRecreated = 2, // a later created_at than the one seen before
+    EffectProbed = 4,    // the business-effect probe asked about it
+    EffectMissing = 8,   // ... and found no business row
+    ProbeScheduled = 16, // a probe is due (the monitor's, once per call)
 };
 
 // Events live in pooled blocks of 2^k, so a call costs no allocation of its own.
@@ -129,6 +132,10 @@ public:
     std::uint32_t add(const AttemptObservation& o);
     std::uint32_t add(const ReceiptObservation& o);
     std::uint32_t add(const CallerObservation& o);
+    // npos when the call is not in memory (it left before the probe answered).
+    std::uint32_t add(const ProbeObservation& o);
+    // The monitor schedules one probe per call.
+    void markProbeScheduled(std::uint32_t call) { m_calls[call].flags |= ProbeScheduled; }
 
     static constexpr std::uint32_t npos = UINT32_MAX;
     std::uint32_t find(std::string_view callId) const;

@@ -1,5 +1,6 @@
 #include "models/dashboard_data.h"
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
@@ -11,6 +12,27 @@ void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, E
     out.processingAges = {};
     out.instances.clear();
     std::unordered_map<std::uint32_t, InstanceStats> byInstance;
+    // The lanes' span: the oldest call held, a day back at most, a minute at least.
+    EpochMillis from = now - 60'000;
+    for (std::uint32_t i = 0; i < store.size(); ++i)
+        from = std::min(from, store.call(i).base());
+    from = std::max(from, now - 24 * 3'600'000);
+    const EpochMillis span = now - from + 1;
+    out.laneFrom = from;
+    out.laneTo = now + 1;
+    const auto bucketOf = [&](EpochMillis t) -> std::ptrdiff_t {
+        if (t < from || t > now) // before the span, or a clock ahead of ours
+            return -1;
+        return static_cast<std::ptrdiff_t>((t - from) * std::int64_t(kLaneBuckets) / span);
+    };
+    const auto bump = [](std::vector<std::uint16_t>& lane, std::ptrdiff_t b) {
+        if (b < 0)
+            return;
+        if (lane.empty())
+            lane.assign(kLaneBuckets, 0);
+        auto& n = lane[static_cast<std::size_t>(b)];
+        n = static_cast<std::uint16_t>(std::min<int>(n + 1, 65535));
+    };
     for (std::uint32_t i = 0; i < store.size(); ++i) {
         const CallState& call = store.call(i);
         if (call.hasRecord()) {
@@ -37,10 +59,13 @@ void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, E
             if (!counted && nSeen < 8) {
                 seen[nSeen++] = e.instance;
                 st.calls++;
+                bump(st.callsOverTime, bucketOf(call.base() + e.dt));
             }
             if (e.type == EventType::Caller &&
-                static_cast<CallerState>(e.code) == CallerState::AwaitingResponse && e.aux > 1)
+                static_cast<CallerState>(e.code) == CallerState::AwaitingResponse && e.aux > 1) {
                 st.retries++;
+                bump(st.retriesOverTime, bucketOf(call.base() + e.dt));
+            }
         }
     }
     std::map<std::string, InstanceStats> named;
@@ -53,6 +78,16 @@ void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, E
             InstanceStats& st = named[inst];
             st.instance = inst;
             st.duplicateCallers += a.kind == AnomalyKind::DuplicateCaller;
+            if (a.kind == AnomalyKind::DuplicateCaller) {
+                // When this instance came in: its first act in the evidence.
+                EpochMillis at = a.firstEventAt;
+                for (const Evidence& e : a.evidence)
+                    if (e.what.find(" " + inst) != std::string::npos) {
+                        at = e.at;
+                        break;
+                    }
+                st.duplicates.push_back({at, a.cause == "migration"});
+            }
             st.conflicts += a.kind == AnomalyKind::DigestConflict;
             st.anomalies += a.open;
         }

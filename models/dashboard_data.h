@@ -23,7 +23,20 @@ struct InstanceStats {
     int anomalies = 0;        // open anomalies naming it
     bool caller = false;      // it sends: caller events, attempts' source_instance
     bool server = false;      // it serves: receipts' sourceInstance
+    // Its lane over the snapshot's [laneFrom, laneTo), kLaneBuckets each
+    // (empty when nothing fell in it): calls by the instance's first act on
+    // each, and retries (sends beyond the first).
+    std::vector<std::uint16_t> callsOverTime, retriesOverTime;
+    struct Mark {
+        EpochMillis at = kNoTime;
+        bool migration = false; // duplicate_caller's cause: migration, else concurrent
+    };
+    std::vector<Mark> duplicates; // duplicate_caller anomalies naming it, at their first event
 };
+
+// The Instances view's lanes: this many buckets from the oldest call held
+// (at most a day back, at least a minute) to now.
+inline constexpr std::size_t kLaneBuckets = 120;
 
 // PROCESSING age buckets of the overview histogram.
 inline constexpr std::array<const char*, 8> kAgeBucketNames{"0-1s", "1-5s",  "5-30s",  "30s-1m",
@@ -47,6 +60,7 @@ struct DashboardSnapshot {
     std::int64_t forgottenAnomalies = 0;                  // anomalies forgotten over the budget
     std::size_t storeBytes = 0, storeBudget = 0;
     std::vector<InstanceStats> instances;
+    EpochMillis laneFrom = kNoTime, laneTo = kNoTime; // the instances' lanes span
     bool statsIncluded = false; // the 1 Hz part (counts, ages, instances) is fresh
     bool windowJudged = false;  // every source has loaded the window or is down
 };

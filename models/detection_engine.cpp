@@ -30,6 +30,10 @@ std::vector<std::pair<AnomalyKind, std::string>> detectionsOff(const DetectionSo
             add(k, s.receipts ? noRecord : noReceipts);
     if (!s.callerEvents)
         add(AnomalyKind::CallerStuck, "no caller event topics are read");
+    if (!s.probe || !s.records)
+        add(AnomalyKind::EffectMissing,
+            s.records ? "no business-effect probe is configured ([probe] sql)"
+                      : "the idempotency record is not read (PostgreSQL is disabled)");
     if (!s.callerEvents || !s.attempts || !s.records)
         add(AnomalyKind::CallIdRewritten,
             !s.callerEvents ? "no caller event topics are read: no traceIds from the caller"

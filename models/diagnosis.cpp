@@ -119,6 +119,17 @@ Diagnosis diagnose(const CallStore& s, const DetectionEngine& engine, std::uint3
     }
     d.steps.back().answer = "no";
 
+    // Then: did the business effect happen?
+    if (const Anomaly* a = findKind(anomalies, AnomalyKind::EffectMissing)) {
+        d.steps.push_back({"Did the business write happen?", "no: the probe found no row", false});
+        decide(a,
+               "Business effect missing: the record says SUCCESS but the business row is not "
+               "there, so every retry is answered \"success\" for an action that left nothing. "
+               "The record and the business write must be one transaction.",
+               Cause::EffectMissing);
+        return d;
+    }
+
     // Then: did the result reach the caller?
     if (const Anomaly* a = findKind(anomalies, AnomalyKind::ReceiptMissing)) {
         d.steps.push_back({"Was the terminal receipt published?", "no", false});

@@ -46,12 +46,14 @@ enum class AnomalyKind : std::uint8_t {
     ReceiptRegression,
     CallerStuck,
     OrphanReceipt,
-    CallIdRewritten
+    CallIdRewritten,
+    EffectMissing
 };
-inline constexpr std::array<std::string_view, 12> kAnomalyKindNames{
+inline constexpr std::array<std::string_view, 13> kAnomalyKindNames{
     "stuck_processing",     "digest_conflict", "duplicate_caller", "key_rotation",
     "concurrent_execution", "expired_replay",  "receipt_missing",  "state_mismatch",
-    "receipt_regression",   "caller_stuck",    "orphan_receipt",   "callid_rewritten"};
+    "receipt_regression",   "caller_stuck",    "orphan_receipt",   "callid_rewritten",
+    "effect_missing"};
 
 inline constexpr std::size_t kAnomalyKindCount = kAnomalyKindNames.size();
 

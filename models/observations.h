@@ -69,6 +69,14 @@ struct CallerObservation {
     MessageOrigin origin;
 };
 
+// What the business-effect probe found for a SUCCESS record (SPEC §5 [probe]).
+struct ProbeObservation {
+    std::string callId;
+    bool found = false;
+    bool failed = false;      // the query failed: asked, nothing known
+    EpochMillis at = kNoTime; // when it was asked
+};
+
 // A message or row that could not be used: counted per reason, a few kept
 // as samples for display, and skipped (SPEC §8).
 struct Rejection {
@@ -93,11 +101,14 @@ struct ObservationBatch {
     std::vector<AttemptObservation> attempts;
     std::vector<ReceiptObservation> receipts;
     std::vector<CallerObservation> callerEvents;
+    std::vector<ProbeObservation> probes;
     bool empty() const {
-        return records.empty() && attempts.empty() && receipts.empty() && callerEvents.empty();
+        return records.empty() && attempts.empty() && receipts.empty() && callerEvents.empty() &&
+               probes.empty();
     }
     std::size_t size() const {
-        return records.size() + attempts.size() + receipts.size() + callerEvents.size();
+        return records.size() + attempts.size() + receipts.size() + callerEvents.size() +
+               probes.size();
     }
     // Worth delivering: observations, rejections or gaps.
     bool hasAnything() const { return !empty() || !rejected.empty() || !gaps.empty(); }

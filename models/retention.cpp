@@ -20,6 +20,9 @@ bool callerDone(const CallState& c) {
 // terminal receipt came or the caller confirmed or escalated.
 bool finishedCall(const CallStore& store, std::uint32_t i, const RetentionPolicy& policy) {
     const CallState& c = store.call(i);
+    // A business-effect probe is still due: its answer may make it an anomaly.
+    if ((c.flags & ProbeScheduled) && !(c.flags & EffectProbed))
+        return false;
     if (policy.recordsRead)
         return c.hasRecord() && isTerminal(c.recordStatus());
     if (callerDone(c))

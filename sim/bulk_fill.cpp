@@ -67,7 +67,8 @@ public:
            KafkaProducer& producer)
         : m_opt(opt), m_callerTopic(callerTopic), m_producer(producer),
           m_recordConn(config.postgres.dsn), m_attemptConn(config.postgres.dsn),
-          m_recordWork(m_recordConn), m_attemptWork(m_attemptConn),
+          m_orderConn(config.postgres.dsn), m_recordWork(m_recordConn),
+          m_attemptWork(m_attemptConn), m_orderWork(m_orderConn),
           m_records(m_recordWork, "idempotent_record",
                     std::vector<std::string>{"call_id", "request_digest", "status", "first_source",
                                              "lock_version", "created_at", "updated_at",
@@ -75,6 +76,8 @@ public:
           m_attempts(m_attemptWork, "idempotent_attempt",
                      std::vector<std::string>{"call_id", "request_digest", "source_instance",
                                               "trace_id", "outcome", "arrived_at", "finished_at"}),
+          m_orders(m_orderWork, "callscope_sim_orders",
+                   std::vector<std::string>{"order_no", "call_id"}),
           m_rng(opt.seed) {}
 
     // Writes one call: its rows into the COPY streams, its messages to Kafka.
@@ -86,6 +89,11 @@ public:
         m_attempts << std::make_tuple(c.callId, c.digest, c.caller, c.traceId,
                                       std::string("EXECUTED"), formatIsoMillis(c.arrived),
                                       formatIsoMillis(c.finished));
+        // The business row, once per bizNo (a key rotation's retry follows its
+        // original and writes none: the order exists).
+        if (c.bizNo != m_lastBizNo)
+            m_orders << std::make_tuple(c.bizNo, c.callId);
+        m_lastBizNo = c.bizNo;
         std::string error;
         const auto send = [&](const std::string& topic, const std::string& json, EpochMillis t) {
             if (!m_producer.produce(topic, c.callId, json, error, t)) {
@@ -117,12 +125,14 @@ public:
         return state(CallerState::ConfirmedSuccess, c.finished + 8, 1);
     }
 
-    // Both tables commit once every row is in (two connections: one COPY each).
+    // The tables commit once every row is in (a connection per COPY).
     void finish() {
         m_records.complete();
         m_attempts.complete();
+        m_orders.complete();
         m_recordWork.commit();
         m_attemptWork.commit();
+        m_orderWork.commit();
     }
 
     std::mt19937_64& rng() { return m_rng; }
@@ -132,9 +142,10 @@ private:
     const SimOptions& m_opt;
     std::string m_callerTopic;
     KafkaProducer& m_producer;
-    pqxx::connection m_recordConn, m_attemptConn;
-    pqxx::work m_recordWork, m_attemptWork;
-    pqxx::stream_to m_records, m_attempts;
+    pqxx::connection m_recordConn, m_attemptConn, m_orderConn;
+    pqxx::work m_recordWork, m_attemptWork, m_orderWork;
+    pqxx::stream_to m_records, m_attempts, m_orders;
+    std::string m_lastBizNo;
     std::mt19937_64 m_rng;
     std::string m_error;
 };

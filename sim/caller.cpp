@@ -138,6 +138,7 @@ int SimCaller::processingMsFor(const Call& c, int attempt) {
     case Fault::DuplicateCaller:
     case Fault::ReceiptRegression:
     case Fault::CallIdRewritten:
+    case Fault::EffectMissing:
     case Fault::CallIdRegenerated: // no timeout: that is the point
         return 10;
     default:
@@ -159,6 +160,8 @@ void SimCaller::send(Call& c) {
     r.digest = c.digest;
     r.source = m_name;
     r.traceId = c.traceId;
+    r.bizNo = c.bizNo;
+    r.skipEffect = c.fault == Fault::EffectMissing;
     if (c.fault == Fault::CallIdRewritten) {
         r.callId = c.siblingCallId; // the server only ever sees the gateway's id
         r.replyCallId = c.callId;
@@ -352,6 +355,11 @@ void SimCaller::confirm(Call& c, RecordStatus s) {
         m_ctx.addTruth(line(AnomalyKind::CallIdRewritten, Severity::Critical, c, {c.siblingCallId},
                             {}, "injected: a gateway replaced the callId in transit", {},
                             toString(Cause::CallIdRewrittenInTransit)));
+        break;
+    case Fault::EffectMissing:
+        m_ctx.addTruth(line(AnomalyKind::EffectMissing, Severity::Critical, c, {}, {},
+                            "injected: the record turned SUCCESS without the business row", {},
+                            toString(Cause::EffectMissing)));
         break;
     default:
         break;

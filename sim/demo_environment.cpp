@@ -121,6 +121,9 @@ Config DemoEnvironment::config() const {
     c.detect.stuckAfter = Millis{20'000};
     c.detect.receiptGrace = Millis{5'000};
     c.detect.callerAlertAfter = Millis{20'000};
+    // The simulated server's business table: effect_missing is on.
+    c.probe.sql = "SELECT 1 FROM callscope_sim_orders WHERE order_no = $1";
+    c.probe.delay = Millis{5'000};
     return c;
 }
 

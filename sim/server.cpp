@@ -99,6 +99,10 @@ void SimServer::prepare(pqxx::connection& c) {
               "updated_at = $4::timestamptz WHERE call_id = $1 AND lock_version = $5");
     c.prepare("finish_attempt",
               "UPDATE idempotent_attempt SET finished_at = $2::timestamptz WHERE id = $1");
+    // The business write, in the same transaction as the result (the protocol
+    // done right), unless effect_missing skips it.
+    c.prepare("business_row", "INSERT INTO callscope_sim_orders (order_no, call_id) "
+                              "VALUES ($1, $2) ON CONFLICT (order_no) DO NOTHING");
     c.prepare("outbox", "INSERT INTO callscope_sim_outbox (call_id, payload, fault) "
                         "VALUES ($1, $2, NULLIF($3, ''))");
 }
@@ -249,6 +253,8 @@ void SimServer::handle(pqxx::connection& c, Request& r) {
         w.exec_prepared("finish_record", r.callId, std::string(toString(result)), snapshot,
                         finishedIso, lockVersion);
         w.exec_prepared("finish_attempt", attemptId, finishedIso);
+        if (result == RecordStatus::Success && !r.skipEffect && !r.bizNo.empty())
+            w.exec_prepared("business_row", r.bizNo, r.callId);
         RecordStatus published = result;
         std::string fault;
         if (r.wrongReceipt)

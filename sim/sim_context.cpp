@@ -37,6 +37,8 @@ Fault faultFor(AnomalyKind k) {
         return Fault::OrphanReceipt;
     case AnomalyKind::CallIdRewritten:
         return Fault::CallIdRewritten;
+    case AnomalyKind::EffectMissing:
+        return Fault::EffectMissing;
     }
     return Fault::None;
 }

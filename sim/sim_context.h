@@ -49,6 +49,7 @@ enum class Fault : std::uint8_t {
     OrphanReceipt,
     CallIdRewritten,   // a gateway writes its own id over the callId; the server answers the caller
     CallIdRegenerated, // an async branch loses the callId and sends the request under a new one
+    EffectMissing,     // the record turns SUCCESS but the business row is never written
 };
 
 Fault faultFor(AnomalyKind k);
@@ -61,6 +62,8 @@ std::string randomHex(std::mt19937_64& rng, int chars);
 
 struct Request {
     std::string callId, digest, source, traceId;
+    std::string bizNo;       // the business row's key (callscope_sim_orders.order_no)
+    bool skipEffect = false; // effect_missing: SUCCESS without the business row
     std::string replyCallId; // the callId the caller knows the answer by ("" = callId)
     int attempt = 0;         // the caller's send number; 0 = nobody reads the answer
     int callerIndex = -1;    // -1 = nobody to answer

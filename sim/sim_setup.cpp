@@ -20,7 +20,8 @@ namespace {
 // tables, and a row per topic it created in callscope_sim_topics.
 constexpr const char* kSimMarker = "callscope sim: synthetic data, safe to delete";
 constexpr const char* kSimTables[] = {"idempotent_record", "idempotent_attempt",
-                                      "callscope_sim_outbox", "callscope_sim_topics"};
+                                      "callscope_sim_outbox", "callscope_sim_topics",
+                                      "callscope_sim_orders"};
 
 } // namespace
 
@@ -60,6 +61,10 @@ bool prepareDatabase(const std::string& dsn, const std::string& allowWritesTo, s
         w.exec(std::string(kSimOutboxSql));
         w.exec("CREATE TABLE IF NOT EXISTS callscope_sim_topics (topic text PRIMARY KEY, "
                "created_at timestamptz NOT NULL DEFAULT now())");
+        // The business table the simulated server writes with each SUCCESS
+        // (a [probe] reads it: effect_missing).
+        w.exec("CREATE TABLE IF NOT EXISTS callscope_sim_orders (order_no text PRIMARY KEY, "
+               "call_id text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
         for (const char* table : kSimTables)
             w.exec("COMMENT ON TABLE " + w.quote_name(table) + " IS " + w.quote(kSimMarker));
         w.commit();

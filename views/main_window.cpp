@@ -217,7 +217,7 @@ const QString kState = QStringLiteral("window/state");
 const QString kTab = QStringLiteral("window/tab");
 const QString kSplitter = QStringLiteral("drilldown/splitter");
 const QString kAnomalyHeader = QStringLiteral("anomalies/header");
-const QString kInstanceHeader = QStringLiteral("instances/header");
+const QString kInstanceHeader = QStringLiteral("instances/header-lanes"); // 8 columns
 const QString kLastConfig = QStringLiteral("config/last");
 const QString kRecentConfigs = QStringLiteral("config/recent");
 const QString kRecentCalls = QStringLiteral("drilldown/recent");
@@ -698,7 +698,7 @@ void MainWindow::applyPending() {
     const auto& bySeverity = m_anomalyModel->openBySeverity();
     if (m_lastStats && m_lastStats->statsIncluded && m_lastStats->at == latest->at) {
         m_overview->update(*m_lastStats, byKind, bySeverity);
-        m_instances->setStats(m_lastStats->instances);
+        m_instances->setStats(m_lastStats->instances, m_lastStats->laneFrom, m_lastStats->laneTo);
     } else {
         m_overview->update(*latest, byKind, bySeverity);
     }

@@ -22,6 +22,7 @@ struct DetectionSources {
     bool receipts = true;     // receipt topics are read
     bool callerEvents = true; // caller events are read
     bool records = true;      // the idempotency record is read (false: Kafka only)
+    bool probe = false;       // a business-effect probe is configured ([probe] sql)
 };
 
 // How far the sources have been read: a detection never judges what is not
@@ -125,6 +126,7 @@ Verdict judgeStateMismatch(const CallFacts& call);
 Verdict judgeReceiptRegression(const CallFacts& call);
 Verdict judgeCallerStuck(const CallFacts& call);
 Verdict judgeOrphanReceipt(const CallFacts& call);
+Verdict judgeEffectMissing(const CallFacts& call);
 
 struct CallDetector {
     AnomalyKind kind;
@@ -145,6 +147,7 @@ inline constexpr CallDetector kCallDetectors[] = {
     {AnomalyKind::ReceiptRegression, judgeReceiptRegression, false},
     {AnomalyKind::CallerStuck, judgeCallerStuck, true},
     {AnomalyKind::OrphanReceipt, judgeOrphanReceipt, true},
+    {AnomalyKind::EffectMissing, judgeEffectMissing, false},
 };
 
 // key_rotation over one group of calls sharing a digest or bizNo within the

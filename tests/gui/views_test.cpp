@@ -312,6 +312,57 @@ TEST(Instances, ModelPassesTheTesterAndSelectionFilters) {
     EXPECT_EQ(selected.last().at(0).toString(), QString());
 }
 
+// Each instance's lane: bars on one scale, a marker per duplicate caller,
+// the span and what the marks mean above the table, a bar's figures on hover.
+TEST(Instances, LanesShowEachInstanceOverTimeWithItsDuplicates) {
+    InstancesView v;
+    v.resize(1200, 300);
+    const EpochMillis from = 1'700'000'000'000, to = from + 120 * 60'000; // a minute per bar
+    InstanceStats a{"order-api-1", 60, 2, 1, 0, 1, true, false};
+    InstanceStats b{"order-api-2\u202e<b>x</b>", 60, 5, 1, 0, 1, true, false};
+    a.callsOverTime.assign(kLaneBuckets, 0);
+    b.callsOverTime.assign(kLaneBuckets, 0);
+    b.retriesOverTime.assign(kLaneBuckets, 0);
+    for (std::size_t k = 0; k < 60; ++k) { // order-api-1 stops half way, order-api-2 takes over
+        a.callsOverTime[k] = 1;
+        b.callsOverTime[k + 60] = 1;
+    }
+    b.retriesOverTime[60] = 1;
+    a.duplicates.push_back({from + 59 * 60'000, true});
+    b.duplicates.push_back({from + 60 * 60'000, true});
+    v.setStats({a, b}, from, to);
+    ASSERT_EQ(v.model()->columnCount(), int(InstanceTableModel::ColumnCount));
+    EXPECT_EQ(v.model()
+                  ->headerData(InstanceTableModel::Activity, Qt::Horizontal, Qt::DisplayRole)
+                  .toString(),
+              QStringLiteral("Over time"));
+    EXPECT_EQ(v.model()->laneMax(), 1);
+    // Sorted by the lane, the instance busy last comes last.
+    const QModelIndex lastA = v.model()->index(0, InstanceTableModel::Activity);
+    EXPECT_EQ(lastA.data(InstanceTableModel::SortRole).toInt(), 59);
+    const auto* axis = v.findChild<QLabel*>(QStringLiteral("lanesAxis"));
+    ASSERT_NE(axis, nullptr);
+    EXPECT_TRUE(axis->text().contains(QStringLiteral("1m 00s per bar")))
+        << axis->text().toStdString();
+    EXPECT_TRUE(axis->text().contains(QStringLiteral("migration")));
+    v.show();
+    const QImage img = v.grab().toImage();
+    img.save(shot("instances-lanes.png"));
+    // The lane column holds the instances' colours (bars were painted).
+    const QRect cell =
+        v.table()->visualRect(v.table()->model()->index(0, InstanceTableModel::Activity));
+    const QPoint origin = v.table()->viewport()->mapTo(&v, cell.topLeft());
+    int coloured = 0;
+    for (int x = 0; x < cell.width(); x += 2)
+        for (int y = 0; y < cell.height(); y += 2) {
+            const QColor c = img.pixelColor(origin + QPoint(x, y));
+            coloured += c.saturation() > 80;
+        }
+    EXPECT_GT(coloured, 50);
+    v.setStats({}, kNoTime, kNoTime); // nothing held: no lanes, a word instead
+    EXPECT_TRUE(axis->text().contains(QStringLiteral("nothing held")));
+}
+
 // In the main window, choosing an instance filters the anomalies to those
 // naming it, and clearing the choice shows them all again.
 TEST(Instances, ChoosingAnInstanceFiltersTheAnomalies) {

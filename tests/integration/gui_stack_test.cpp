@@ -356,7 +356,7 @@ TEST(Dashboard, KafkaNotConfiguredIsNotAnOutage) {
     const auto* off = window.findChild<QLabel*>(QStringLiteral("detectionsOff"));
     ASSERT_TRUE(off);
     EXPECT_TRUE(off->isVisible());
-    EXPECT_EQ(off->text(), QStringLiteral("9 detections off"));
+    EXPECT_EQ(off->text(), QStringLiteral("10 detections off"));
     EXPECT_TRUE(off->toolTip().contains(QStringLiteral("caller_stuck: no caller event topics")))
         << off->toolTip().toStdString();
     EXPECT_TRUE(window.windowTitle().contains(QStringLiteral("Kafka not read")));
@@ -396,7 +396,7 @@ TEST(Dashboard, AKafkaOnlyDeploymentShowsWhatItReads) {
     }
     const auto* off = window.findChild<QLabel*>(QStringLiteral("detectionsOff"));
     ASSERT_TRUE(off);
-    EXPECT_EQ(off->text(), QStringLiteral("6 detections off"));
+    EXPECT_EQ(off->text(), QStringLiteral("7 detections off"));
     int notRead = 0;
     for (QLabel* l : window.overview()->findChildren<QLabel*>())
         notRead += l->text() == QStringLiteral("not read");

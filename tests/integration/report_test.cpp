@@ -50,7 +50,8 @@ const Fixture& fixture() {
         x->data = loadSimData(x->stack.dsn, x->stack.brokers, x->stack.receiptTopic,
                               x->stack.callerTopic);
         x->config = x->stack.writeConfig("[detect]\nstuck_after = \"1s\"\nreceipt_grace = "
-                                         "\"1s\"\ncaller_alert_after = \"1s\"\n");
+                                         "\"1s\"\ncaller_alert_after = \"1s\"\n" +
+                                         std::string(kSimProbe));
         for (const auto& [kind, sets] : x->truth)
             for (const std::string& ids : sets) {
                 std::size_t start = 0;

@@ -49,7 +49,8 @@ Simulated simulateAllKinds(const std::string& name, double rate = 0.04) {
 }
 
 const std::string kShortThresholds =
-    "[detect]\nstuck_after = \"1s\"\nreceipt_grace = \"1s\"\ncaller_alert_after = \"1s\"\n";
+    "[detect]\nstuck_after = \"1s\"\nreceipt_grace = \"1s\"\ncaller_alert_after = \"1s\"\n" +
+    std::string(kSimProbe);
 
 CommandResult scanJson(const std::string& configText) {
     const TempFile config("scan.toml", configText);
@@ -325,8 +326,9 @@ TEST(Inspect, AColdCallIsReadByKeyAndFromOnePartitionPerTopic) {
     const TestStack& s = sim.stack;
     ASSERT_TRUE(sim.truth.count("key_rotation"));
     const std::string pair = *sim.truth.at("key_rotation").begin();
-    const std::string first = pair.substr(0, pair.find(','));
-    const std::string second = pair.substr(pair.find(',') + 1);
+    // The truth lists them by name; `first` is the one that came first.
+    std::string first = pair.substr(0, pair.find(','));
+    std::string second = pair.substr(pair.find(',') + 1);
 
     // Producers used the Java client's murmur2: every message is where
     // partitionForKey says, which is what the cold read relies on.
@@ -334,6 +336,9 @@ TEST(Inspect, AColdCallIsReadByKeyAndFromOnePartitionPerTopic) {
     for (const auto& [id, receipts] : data.receipts)
         for (const auto& r : receipts)
             ASSERT_EQ(r.partition, partitionForKey(id, 4, "murmur2_random")) << id;
+    ASSERT_TRUE(data.records.count(first) && data.records.count(second)) << pair;
+    if (data.records.at(second).createdAt < data.records.at(first).createdAt)
+        std::swap(first, second);
 
     const TempFile config("inspect.toml", readFile(s.writeConfig(kShortThresholds)));
     const CommandResult r = runCommand(callscopeBinary() + " inspect " + second + " --config " +

@@ -92,6 +92,9 @@ SimData loadSimData(const std::string& dsn, const std::string& brokers,
         a.traceId = row[7].as<std::string>();
         d.attempts[a.callId].push_back(a);
     }
+    if (w.exec1("SELECT to_regclass('callscope_sim_orders') IS NOT NULL")[0].as<bool>())
+        for (const auto& row : w.exec("SELECT order_no FROM callscope_sim_orders"))
+            d.businessRows.insert(row[0].as<std::string>());
     simdjson::ondemand::parser parser;
     for (const auto& m : readWholeTopic(brokers, receiptTopic)) {
         simdjson::padded_string json(m.value);
@@ -273,6 +276,15 @@ Situations findSituations(const SimData& d) {
         // orphan_receipt: a receipt for a callId the server never recorded.
         if (!recs.empty() && !rec && atts.empty())
             s["orphan_receipt"].insert(id);
+    }
+    // effect_missing: the record is SUCCESS, and the business row of the
+    // bizNo its caller sent does not exist.
+    for (const auto& [id, rec] : d.records) {
+        if (rec.status != "SUCCESS" || !d.callerEvents.count(id))
+            continue;
+        const std::string& biz = d.callerEvents.at(id).front().bizNo;
+        if (!biz.empty() && !d.businessRows.count(biz))
+            s["effect_missing/effect_missing"].insert(id);
     }
     // callid_rewritten: one traceId at the caller under one callId and at the
     // server under another, each seen at one end only.

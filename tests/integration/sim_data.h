@@ -42,6 +42,7 @@ struct SimData {
     std::map<std::string, std::vector<AttemptRow>> attempts;         // by arrival
     std::map<std::string, std::vector<ReceiptMsg>> receipts;         // in topic order
     std::map<std::string, std::vector<CallerEventMsg>> callerEvents; // in topic order
+    std::set<std::string> businessRows; // callscope_sim_orders.order_no (the business effect)
     std::size_t receiptCount = 0, callerEventCount = 0;
 };
 

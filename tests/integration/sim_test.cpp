@@ -60,7 +60,8 @@ Situations scan(const SimRun& run) {
     waitPast(run.end + 1200); // past every 1 s threshold
     const TempFile config("scan.toml", readFile(run.stack.writeConfig(
                                            "[detect]\nstuck_after = \"1s\"\nreceipt_grace = "
-                                           "\"1s\"\ncaller_alert_after = \"1s\"\n")));
+                                           "\"1s\"\ncaller_alert_after = \"1s\"\n" +
+                                           std::string(kSimProbe))));
     const CommandResult r =
         runCommand(callscopeBinary() + " scan --config " + config.path + " --since 10m --json");
     EXPECT_EQ(r.exitCode, 0) << r.err;
@@ -189,6 +190,10 @@ TEST_P(SimFault, FaultedCallsCarryTheEvidenceTheSpecNames) {
             EXPECT_EQ(d.records.at(serverId).status, "SUCCESS");
             break;
         }
+        case AnomalyKind::EffectMissing: // SUCCESS, its bizNo has no business row
+            EXPECT_EQ(d.records.at(first).status, "SUCCESS");
+            EXPECT_FALSE(d.businessRows.count(d.callerEvents.at(first).front().bizNo));
+            break;
         }
     }
 }

@@ -140,8 +140,9 @@ TEST(Sources, AKafkaOnlyConfigScansWatchesReportsAndInspects) {
     const std::string config = s.writeConfig(kShort, "enabled = false");
     const CommandResult r = scan(config);
     ASSERT_EQ(r.exitCode, 0) << r.err;
-    const std::set<std::string> off{"callid_rewritten", "concurrent_execution", "expired_replay",
-                                    "orphan_receipt",   "receipt_missing",      "stuck_processing"};
+    const std::set<std::string> off{"callid_rewritten", "concurrent_execution", "effect_missing",
+                                    "expired_replay",   "orphan_receipt",       "receipt_missing",
+                                    "stuck_processing"};
     EXPECT_EQ(offIn(r.out), off);
     for (const std::string& kind : foundIn(r.out))
         EXPECT_EQ(off.count(kind), 0u) << kind << " fired although it is off";
@@ -246,7 +247,7 @@ TEST(Check, SaysWhatItFindsAndWhichDetectionsRun) {
                    t.writeConfig(kShort + "[postgres.record]\ntable = \"bare\"\n"));
     ASSERT_EQ(warn.exitCode, 0) << warn.out << warn.err;
     // Until the receipt topic exists, what needs it is off.
-    EXPECT_NE(warn.out.find("Detections off (2):\n  receipt_missing"), std::string::npos)
+    EXPECT_NE(warn.out.find("Detections off (3):\n  receipt_missing"), std::string::npos)
         << warn.out;
     EXPECT_NE(warn.out.find("NO INDEX follow: records changed"), std::string::npos) << warn.out;
     EXPECT_NE(warn.out.find("add an index on bare (updated_at, call_id)"), std::string::npos)
@@ -296,6 +297,6 @@ TEST(Check, SaysWhatItFindsAndWhichDetectionsRun) {
         runCommand(callscopeBinary() + " check --config " + configWithTopics("", ""));
     ASSERT_EQ(pgOnly.exitCode, 0) << pgOnly.out;
     EXPECT_NE(pgOnly.out.find("Kafka  not read"), std::string::npos) << pgOnly.out;
-    EXPECT_NE(pgOnly.out.find("Detections off (6):\n  receipt_missing"), std::string::npos)
+    EXPECT_NE(pgOnly.out.find("Detections off (7):\n  receipt_missing"), std::string::npos)
         << pgOnly.out;
 }

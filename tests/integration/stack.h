@@ -29,6 +29,12 @@ struct TestStack {
     static TestStack fresh(const std::string& name);
 };
 
+// A [probe] over the simulator's business table (effect_missing), its delay
+// short enough for tests.
+inline constexpr const char* kSimProbe =
+    "[probe]\nsql = \"SELECT 1 FROM callscope_sim_orders WHERE order_no = $1\"\n"
+    "delay = \"1s\"\nmax_per_second = 1000\n";
+
 // A record table `rec` holding one record 'boom' stuck in PROCESSING for 10
 // minutes, and a view `rec_v` over it whose result_snapshot divides by zero
 // for that row: reading the snapshot fails in the database, nothing else does.

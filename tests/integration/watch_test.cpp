@@ -82,7 +82,8 @@ TEST(Watch, SurvivesPostgresAndKafkaRestartsWithNothingLostOrDoubled) {
     }
     const TempFile config("watch.toml",
                           readFile(s.writeConfig("[detect]\nstuck_after = \"4s\"\nreceipt_grace = "
-                                                 "\"4s\"\ncaller_alert_after = \"4s\"\n")));
+                                                 "\"4s\"\ncaller_alert_after = \"4s\"\n" +
+                                                 std::string(kSimProbe))));
     const TempFile out("watch.out"), err("watch.err");
     Child watch(callscopeBinary() + " watch --config " + config.path + " --since 1m --json",
                 out.path, err.path);

@@ -178,6 +178,33 @@ TEST(Config, ContradictionsAndBadValuesAreRefused) {
               "random)");
 }
 
+TEST(Config, TheProbeIsReadAndABadOneIsRefusedNamingTheKey) {
+    const ConfigResult r = parse("[probe]\nsql = \"SELECT 1 FROM orders WHERE order_no = $1\"\n"
+                                 "key = \"callId\"\ndelay = \"10s\"\nrate = 0.25\n"
+                                 "max_per_second = 7\nstatement_timeout = \"2s\"\n");
+    ASSERT_TRUE(r.ok()) << r.errors.front().toString();
+    EXPECT_TRUE(r.config.probe.enabled());
+    EXPECT_EQ(r.config.probe.key, "callId");
+    EXPECT_EQ(r.config.probe.delay, Millis{10'000});
+    EXPECT_EQ(r.config.probe.rate, 0.25);
+    EXPECT_EQ(r.config.probe.maxPerSecond, 7);
+    EXPECT_EQ(r.config.probe.statementTimeout, Millis{2'000});
+    EXPECT_FALSE(parse("").config.probe.enabled());
+    EXPECT_TRUE(parse("[probe]\nrate = 1\n").ok());
+
+    EXPECT_EQ(firstError("[probe]\nsql = \"SELECT 1 FROM orders\"\n"),
+              "t.toml:2: probe.sql: must use $1 for the key (e.g. \"SELECT 1 FROM orders WHERE "
+              "order_no = $1\")");
+    EXPECT_EQ(firstError("[probe]\nkey = \"order_no\"\n"),
+              "t.toml:2: probe.key: expected one of \"bizNo\", \"callId\"");
+    EXPECT_EQ(firstError("[probe]\nrate = 1.5\n"),
+              "t.toml:2: probe.rate: expected a number from 0 to 1");
+    EXPECT_EQ(firstError("[probe]\nmax_per_second = 0\n").find("probe.max_per_second"), 10u);
+    EXPECT_EQ(firstError("[postgres]\nenabled = false\n[kafka]\ncaller_topics = \"c\"\n[probe]\n"
+                         "sql = \"SELECT 1 FROM o WHERE k = $1\"\n"),
+              "t.toml:6: probe.sql: the probe runs on PostgreSQL, which is disabled");
+}
+
 TEST(Config, InvalidTomlIsRefusedWithItsLine) {
     const std::string e = firstError("[postgres]\ndsn = \"unterminated\n");
     EXPECT_EQ(e.rfind("t.toml:2: not valid TOML: ", 0), 0u) << e;

@@ -117,25 +117,31 @@ TEST(DetectionEngine, DetectionsOffFollowWhatTheyNeed) {
         return out;
     };
     using Set = std::set<std::string>;
-    EXPECT_EQ(kinds({true, true, true, true}), Set{});
+    EXPECT_EQ(kinds({true, true, true, true, true}), Set{});
+    // effect_missing needs a [probe] and the record it probes after.
+    EXPECT_EQ(kinds({true, true, true, true}), Set{"effect_missing"});
+    EXPECT_EQ(kinds({true, true, true, false, true}).count("effect_missing"), 1u);
     // callid_rewritten needs traceIds from both ends: caller events and attempts.
-    EXPECT_EQ(kinds({false, true, true, true}), (Set{"callid_rewritten", "concurrent_execution"}));
-    EXPECT_EQ(kinds({true, false, true, true}), (Set{"orphan_receipt", "receipt_missing"}));
-    EXPECT_EQ(kinds({true, true, false, true}), (Set{"callid_rewritten", "caller_stuck"}));
+    EXPECT_EQ(kinds({false, true, true, true}),
+              (Set{"effect_missing", "callid_rewritten", "concurrent_execution"}));
+    EXPECT_EQ(kinds({true, false, true, true}),
+              (Set{"effect_missing", "orphan_receipt", "receipt_missing"}));
+    EXPECT_EQ(kinds({true, true, false, true}),
+              (Set{"effect_missing", "callid_rewritten", "caller_stuck"}));
     // The record only (a Stripe- or Powertools-style table through a view).
     EXPECT_EQ(kinds({false, false, false, true}),
-              (Set{"callid_rewritten", "caller_stuck", "concurrent_execution", "digest_conflict",
-                   "duplicate_caller", "orphan_receipt", "receipt_missing", "receipt_regression",
-                   "state_mismatch"}));
+              (Set{"effect_missing", "callid_rewritten", "caller_stuck", "concurrent_execution",
+                   "digest_conflict", "duplicate_caller", "orphan_receipt", "receipt_missing",
+                   "receipt_regression", "state_mismatch"}));
     // Kafka only: what needs the record is off; receipts and caller events
     // still disagree, rotate keys and regress.
     EXPECT_EQ(kinds({false, true, true, false}),
-              (Set{"callid_rewritten", "concurrent_execution", "expired_replay", "orphan_receipt",
-                   "receipt_missing", "stuck_processing"}));
+              (Set{"effect_missing", "callid_rewritten", "concurrent_execution", "expired_replay",
+                   "orphan_receipt", "receipt_missing", "stuck_processing"}));
     // Caller events only: nothing to disagree with.
     EXPECT_EQ(kinds({false, false, true, false}),
-              (Set{"callid_rewritten", "concurrent_execution", "expired_replay", "orphan_receipt",
-                   "receipt_missing", "state_mismatch", "stuck_processing"}));
+              (Set{"effect_missing", "callid_rewritten", "concurrent_execution", "expired_replay",
+                   "orphan_receipt", "receipt_missing", "state_mismatch", "stuck_processing"}));
 }
 
 // Without the record, a receipt is not an orphan: there is nothing it could

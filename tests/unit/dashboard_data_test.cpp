@@ -1,0 +1,107 @@
+// The dashboard's 1 Hz figures (models/dashboard_data.cpp): per instance its
+// counts and its lane over time, where a switch-over from one instance to
+// another shows as one lane ending where the next begins.
+#include "models/dashboard_data.h"
+#include "tests/unit/detectors/scenario.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <string>
+
+using namespace callscope;
+using namespace callscope::test;
+
+namespace {
+
+const InstanceStats* find(const DashboardSnapshot& d, const std::string& name) {
+    for (const InstanceStats& s : d.instances)
+        if (s.instance == name)
+            return &s;
+    return nullptr;
+}
+
+// The first and last bucket holding anything.
+std::pair<int, int> busy(const std::vector<std::uint16_t>& lane) {
+    int first = -1, last = -1;
+    for (int b = 0; b < int(lane.size()); ++b)
+        if (lane[std::size_t(b)] > 0) {
+            first = first < 0 ? b : first;
+            last = b;
+        }
+    return {first, last};
+}
+
+} // namespace
+
+TEST(InstanceLanes, ASwitchOverShowsAsOneLaneEndingWhereTheNextBegins) {
+    Scenario s;
+    // api-1 serves the first five minutes, api-2 the next five.
+    for (int k = 0; k < 10; ++k)
+        s.healthy("a" + std::to_string(k), T0 + k * 30 * S, D(k + 1), "B" + std::to_string(k),
+                  "api-1");
+    for (int k = 0; k < 10; ++k)
+        s.healthy("b" + std::to_string(k), T0 + 5 * MIN + k * 30 * S, D(k + 20),
+                  "B" + std::to_string(k + 20), "api-2");
+    // The call in flight at the switch: api-1 stopped unconfirmed, api-2 took it over.
+    s.caller("m1", CallerState::AwaitingResponse, T0 + 4 * MIN + 50 * S, 1, "api-1", "BM", D(90));
+    s.attempt("m1", AttemptOutcome::Executed, T0 + 4 * MIN + 50 * S + 2,
+              T0 + 4 * MIN + 50 * S + 40, "api-1", D(90));
+    s.record("m1", RecordStatus::Success, T0 + 4 * MIN + 50 * S + 2, T0 + 4 * MIN + 50 * S + 40,
+             D(90), 0, "api-1");
+    s.receipt("m1", RecordStatus::Success, 2, T0 + 4 * MIN + 50 * S + 45, D(90));
+    s.caller("m1", CallerState::AwaitingResponse, T0 + 5 * MIN + 5 * S, 2, "api-2", "BM", D(90));
+    s.attempt("m1", AttemptOutcome::Replayed, T0 + 5 * MIN + 5 * S + 2,
+              T0 + 5 * MIN + 5 * S + 3, "api-2", D(90));
+    s.caller("m1", CallerState::ConfirmedSuccess, T0 + 5 * MIN + 5 * S + 4, 2, "api-2", "BM",
+             D(90));
+    const EpochMillis now = T0 + 10 * MIN;
+    s.open(now);
+
+    DashboardSnapshot d;
+    countCalls(s.store, s.engine.anomalies(), now, d);
+    EXPECT_EQ(d.laneTo, now + 1);
+    EXPECT_LE(d.laneFrom, T0);
+    EXPECT_GT(d.laneFrom, T0 - S);
+    const InstanceStats* a = find(d, "api-1");
+    const InstanceStats* b = find(d, "api-2");
+    ASSERT_TRUE(a && b);
+    ASSERT_EQ(a->callsOverTime.size(), kLaneBuckets);
+    ASSERT_EQ(b->callsOverTime.size(), kLaneBuckets);
+    // Every call is in its instance's lane, once.
+    EXPECT_EQ(std::accumulate(a->callsOverTime.begin(), a->callsOverTime.end(), 0), a->calls);
+    EXPECT_EQ(std::accumulate(b->callsOverTime.begin(), b->callsOverTime.end(), 0), b->calls);
+    EXPECT_EQ(a->calls, 11);
+    EXPECT_EQ(b->calls, 11);
+    // api-1's lane ends in the first half, api-2's begins in the second.
+    const auto [aFirst, aLast] = busy(a->callsOverTime);
+    const auto [bFirst, bLast] = busy(b->callsOverTime);
+    EXPECT_EQ(aFirst, 0);
+    EXPECT_LT(aLast, int(kLaneBuckets) / 2);
+    EXPECT_GE(bFirst, int(kLaneBuckets) / 2 - 1); // 5 minutes in, give or take the base's second
+    EXPECT_GT(bFirst, aLast);
+    EXPECT_GT(bLast, int(kLaneBuckets) * 9 / 10);
+    // The take-over: a retry in api-2's lane and a migration marker on both.
+    EXPECT_EQ(busy(b->retriesOverTime).first, busy(b->retriesOverTime).second);
+    EXPECT_GE(busy(b->retriesOverTime).first, int(kLaneBuckets) / 2);
+    ASSERT_EQ(b->duplicates.size(), 1u);
+    EXPECT_TRUE(b->duplicates[0].migration);
+    EXPECT_EQ(b->duplicates[0].at, T0 + 5 * MIN + 5 * S);
+    ASSERT_EQ(a->duplicates.size(), 1u);
+    EXPECT_EQ(a->duplicates[0].at, T0 + 4 * MIN + 50 * S);
+}
+
+TEST(InstanceLanes, ClocksAheadOrADayOldStayOutOfTheLanes) {
+    Scenario s;
+    const EpochMillis now = T0 + 3 * 24 * H;
+    s.healthy("old", T0, D(1), "B1", "api-1");              // two days before the span
+    s.healthy("ahead", now + 10 * MIN, D(2), "B2", "api-1"); // a clock ahead of ours
+    s.healthy("now", now - MIN, D(3), "B3", "api-1");
+    DashboardSnapshot d;
+    countCalls(s.store, s.engine.anomalies(), now, d);
+    EXPECT_EQ(d.laneFrom, now - 24 * H);
+    const InstanceStats* a = find(d, "api-1");
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->calls, 3);
+    EXPECT_EQ(std::accumulate(a->callsOverTime.begin(), a->callsOverTime.end(), 0), 1);
+}
