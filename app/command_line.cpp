@@ -173,6 +173,7 @@ CLI::Option* addDuration(CLI::App* sub, const std::string& name, Millis& target,
 struct Parsed {
     CheckOptions check;
     ScanOptions scan;
+    AdviseOptions advise;
     WatchOptions watch;
     InspectOptions inspect;
     ReportOptions report;
@@ -206,20 +207,43 @@ void defineCheck(CLI::App& app, CheckOptions& o) {
         ->capture_default_str();
 }
 
+// --since (required) and --until: a window read once.
+void addWindow(CLI::App* s, std::string& since, std::string& until) {
+    s->add_option("--since", since, "start of the window: a duration ago (1h) or an ISO-8601 time")
+        ->required()
+        ->check(timeValue())
+        ->type_name("T");
+    s->add_option("--until", until, "end of the window (default now), same forms")
+        ->check(timeValue())
+        ->type_name("T");
+}
+
 void defineScan(CLI::App& app, ScanOptions& o) {
     auto* s = addSubcommand(app, "scan", "detections over a time window, then exit");
     s->description("Reads the window from PostgreSQL and Kafka (seeking by timestamp), runs every\n"
                    "detection, prints the anomalies and a summary, and exits.");
     addConfig(s, o.config);
-    s->add_option("--since", o.since,
-                  "start of the window: a duration ago (1h) or an ISO-8601 time")
-        ->required()
-        ->check(timeValue())
-        ->type_name("T");
-    s->add_option("--until", o.until, "end of the window (default now), same forms")
-        ->check(timeValue())
-        ->type_name("T");
+    addWindow(s, o.since, o.until);
     s->add_flag("--json", o.json, "JSON lines (one anomaly a line, then a summary)");
+}
+
+void defineAdvise(CLI::App& app, AdviseOptions& o) {
+    auto* s = addSubcommand(app, "advise", "window and timeouts from measured tails, then exit");
+    s->description(
+        "Reads the window like scan and measures what the protocol's parameters must outlast:\n"
+        "processing (an executed attempt, arrived to finished), retry delay (a callId's first\n"
+        "attempt to each later one), receipt delay (record terminal to its first terminal\n"
+        "receipt) and confirmation delay (caller AWAITING_RESPONSE to CONFIRMED_*), with the\n"
+        "windows the records were given. Recommends, with the arithmetic: the idempotency\n"
+        "window, the stale-PROCESSING timeout and the receipt redelivery budget, and lists the\n"
+        "callIds retried after or within 10% of their record's expiry.");
+    addConfig(s, o.config);
+    addWindow(s, o.since, o.until);
+    s->add_option("--safety", o.safety, "the window's and receipt budget's margin over the tail")
+        ->check(CLI::Range(1.0, 100.0))
+        ->type_name("X")
+        ->capture_default_str();
+    s->add_flag("--json", o.json, "one JSON object ({\"type\":\"advice\", ...})");
 }
 
 void defineWatch(CLI::App& app, WatchOptions& o) {
@@ -400,6 +424,7 @@ void defineCommandLine(CLI::App& app, Parsed& p) {
     defineGui(app, p.gui);
     defineCheck(app, p.check);
     defineScan(app, p.scan);
+    defineAdvise(app, p.advise);
     defineWatch(app, p.watch);
     defineInspect(app, p.inspect);
     defineReport(app, p.report);
@@ -546,6 +571,8 @@ int runCommandLine(int argc, char** argv) {
         return runCheckCommand(p.check);
     if (parsed("scan"))
         return runScanCommand(p.scan);
+    if (parsed("advise"))
+        return runAdviseCommand(p.advise);
     if (parsed("watch"))
         return runWatchCommand(p.watch);
     if (parsed("inspect"))

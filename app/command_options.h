@@ -23,6 +23,14 @@ struct ScanOptions {
     bool json = false;
 };
 
+struct AdviseOptions {
+    std::optional<std::string> config;
+    std::string since;
+    std::string until; // empty: now
+    double safety = 2.0;
+    bool json = false;
+};
+
 struct WatchOptions {
     std::optional<std::string> config;
     std::string since = "15m";

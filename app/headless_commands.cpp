@@ -3,6 +3,7 @@
 
 #include "app/command_options.h"
 #include "app/monitor.h"
+#include "models/advice.h"
 #include "models/backoff.h"
 #include "models/call_group.h"
 #include "models/call_json.h"
@@ -105,6 +106,8 @@ std::string summaryLine(const Monitor& m) {
             .field("asked", p.asked)
             .field("missing", p.missing)
             .field("failed", p.failed);
+        if (p.skipped > 0)
+            w.field("skipped", p.skipped);
         w.end();
     }
     w.key("detectionsOff").object();
@@ -163,38 +166,66 @@ void printSourceFacts(const char* command, Monitor& m) {
         const ProbeStats p = m.probeStats();
         std::cerr << "callscope " << command << ": business-effect probe: " << p.asked << " asked, "
                   << p.missing << " without a row, " << p.failed << " failed"
+                  << (p.skipped > 0 ? ", " + std::to_string(p.skipped) + " skipped (queue full)"
+                                    : std::string())
                   << (p.lastError.empty() ? std::string() : " (" + visibleText(p.lastError) + ")")
                   << '\n';
     }
     printDetectionsOff(command, m.engine().sources());
 }
 
-int runScanCommand(const ScanOptions& options) {
-    const bool json = options.json;
+namespace {
+// A command over a window read once (scan, advise): the window and the
+// config checked, Ctrl+C cancelling the read. 0, or the exit code.
+int prepareWindowCommand(const char* command, const std::string& sinceText,
+                         const std::string& untilText, const std::optional<std::string>& path,
+                         EpochMillis& since, EpochMillis& until, std::optional<Config>& config) {
     const EpochMillis now = nowMillis();
     // The option table has checked both forms already.
-    const auto since = parseWhen(options.since, now);
-    const auto until = options.until.empty() ? std::optional(now) : parseWhen(options.until, now);
-    if (!since || !until || *since >= *until)
-        return usageError("scan", "--since must be before --until");
-    const auto config = loadConfigOrReport(options.config);
+    const auto from = parseWhen(sinceText, now);
+    const auto to = untilText.empty() ? std::optional(now) : parseWhen(untilText, now);
+    if (!from || !to || *from >= *to)
+        return usageError(command, "--since must be before --until");
+    config = loadConfigOrReport(path);
     if (!config)
         return ExitUsage;
-
+    since = *from;
+    until = *to;
     std::signal(SIGINT, onStopSignal);
     std::signal(SIGTERM, onStopSignal);
-    Monitor monitor(*config);
+    return ExitOk;
+}
+
+// Reads the window (Ctrl+C cancels) and says on stderr what the sources
+// told; 0, or the exit code.
+int loadWindowOrReport(const char* command, Monitor& monitor, EpochMillis since,
+                       EpochMillis until) {
     try {
         monitor.connect();
-        monitor.loadWindow(*since, *until, g_stop);
+        monitor.loadWindow(since, until, g_stop);
     } catch (const SourceError& e) {
-        return sourceError("scan", e);
+        return sourceError(command, e);
     }
     if (g_stop) {
-        std::cerr << "callscope scan: cancelled\n";
+        std::cerr << "callscope " << command << ": cancelled\n";
         return ExitRuntime;
     }
-    printSourceFacts("scan", monitor);
+    printSourceFacts(command, monitor);
+    return ExitOk;
+}
+} // namespace
+
+int runScanCommand(const ScanOptions& options) {
+    const bool json = options.json;
+    EpochMillis from = 0, to = 0;
+    std::optional<Config> config;
+    if (const int refused = prepareWindowCommand("scan", options.since, options.until,
+                                                 options.config, from, to, config))
+        return refused;
+    const std::optional<EpochMillis> since = from, until = to;
+    Monitor monitor(*config);
+    if (const int failed = loadWindowOrReport("scan", monitor, *since, *until))
+        return failed;
     std::vector<const Anomaly*> list;
     for (const Anomaly& a : monitor.engine().anomalies())
         if (a.open)
@@ -212,6 +243,40 @@ int runScanCommand(const ScanOptions& options) {
     printRejects(monitor.rejects());
     printGaps(monitor.gaps());
     printPlaceholders(monitor.engine().placeholders());
+    std::cout.flush();
+    return ExitOk;
+}
+
+int runAdviseCommand(const AdviseOptions& options) {
+    EpochMillis from = 0, to = 0;
+    std::optional<Config> config;
+    if (const int refused = prepareWindowCommand("advise", options.since, options.until,
+                                                 options.config, from, to, config))
+        return refused;
+    const std::optional<EpochMillis> since = from, until = to;
+    Config measuring = *config;
+    measuring.probe.sql.clear(); // the business-effect probe tells nothing about tails
+    Monitor monitor(measuring);
+    AdviceCollector collector;
+    // Calls measured as they leave memory while the window loads, and the rest at the end.
+    monitor.setReleaseObserver(
+        [&](const CallStore& store, std::uint32_t i) { collector.addCall(store, i); });
+    if (const int failed = loadWindowOrReport("advise", monitor, *since, *until))
+        return failed;
+    const CallStore& store = monitor.store();
+    for (std::uint32_t i = 0; i < store.size(); ++i)
+        collector.addCall(store, i);
+    const Advice advice =
+        collector.finish(monitor.engine().anomalies(), options.safety, *since, *until);
+    if (options.json) {
+        std::cout << adviceJson(advice) << '\n';
+    } else {
+        std::cout << adviceText(advice);
+        for (const std::string& id : advice.atRisk)
+            std::cout << "  " << visibleText(id) << '\n';
+    }
+    printRejects(monitor.rejects());
+    printGaps(monitor.gaps());
     std::cout.flush();
     return ExitOk;
 }

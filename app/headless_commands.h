@@ -10,6 +10,7 @@ class Monitor;
 void printSourceFacts(const char* command, Monitor& monitor);
 
 int runScanCommand(const ScanOptions& options);
+int runAdviseCommand(const AdviseOptions& options);
 int runWatchCommand(const WatchOptions& options);
 int runInspectCommand(const InspectOptions& options);
 } // namespace callscope

@@ -225,10 +225,18 @@ void Monitor::scheduleProbes(const std::vector<std::uint32_t>* calls) {
     if (!m_probe)
         return;
     const ProbeConfig& p = m_config.probe;
+    // Live, the queue holds at most what max_per_second asks in max(delay,
+    // 1 min): beyond that a record is skipped and counted, never queued
+    // without bound. A window load drains the queue as it releases calls.
+    const std::size_t cap =
+        m_live ? static_cast<std::size_t>(p.maxPerSecond *
+                                          std::max<std::int64_t>(60, p.delay.count() / 1000))
+               : SIZE_MAX;
+    std::lock_guard lock(m_probeMutex);
     const auto consider = [&](std::uint32_t i) {
         const CallState& c = m_store.call(i);
         if (!c.hasRecord() || c.recordStatus() != RecordStatus::Success ||
-            (c.flags & (ProbeScheduled | EffectProbed)))
+            (c.flags & (ProbeScheduled | EffectProbed | ProbeSkipped)))
             return;
         const std::string callId = m_store.callId(i);
         // Sampled by callId: the same calls each run, whichever mode asks.
@@ -236,13 +244,16 @@ void Monitor::scheduleProbes(const std::vector<std::uint32_t>* calls) {
             return;
         std::string key = p.key == "callId" ? callId : m_store.bizNo(c.bizNo);
         if (key.empty())
-            return; // no bizNo yet: asked when a caller event brings it
+            return; // no bizNo yet: asked when a caller event brings one
+        if (m_probeTasks.size() >= cap) {
+            m_store.markProbeSkipped(i);
+            m_probeStats.skipped++;
+            return;
+        }
         const EpochMillis updated = m_store.timeOf(c, c.updated);
         m_store.markProbeScheduled(i);
-        std::lock_guard lock(m_probeMutex);
         m_probeTasks.push({(updated == kNoTime ? nowMillis() : updated) + p.delay.count(), callId,
-                           std::move(key)});
-        m_probeWake.notify_all();
+                           std::move(key), 0});
     };
     if (calls) {
         for (const std::uint32_t i : *calls)
@@ -251,22 +262,25 @@ void Monitor::scheduleProbes(const std::vector<std::uint32_t>* calls) {
         for (std::uint32_t i = 0; i < m_store.size(); ++i)
             consider(i);
     }
+    m_probeWake.notify_all();
 }
 
-void Monitor::runProbe(const std::string& callId, const std::string& key) {
+void Monitor::runProbe(ProbeTask task, bool live) {
     // One probe at a time (one session), at most max_per_second: the
     // deployment's database is not ours to load.
     std::unique_lock one(m_probeRun);
     const auto gap = std::chrono::microseconds(1'000'000 / m_config.probe.maxPerSecond);
-    const auto next = m_lastProbe + gap;
-    if (next > std::chrono::steady_clock::now())
-        std::this_thread::sleep_until(next);
+    {
+        std::unique_lock lock(m_probeMutex);
+        m_probeWake.wait_until(lock, m_lastProbe + gap, [&] { return m_stop.load(); });
+        if (m_stop)
+            return;
+    }
     m_lastProbe = std::chrono::steady_clock::now();
     std::string error;
-    const std::optional<bool> found = m_probe->exists(key, error);
+    const std::optional<bool> found = m_probe->exists(task.key, error);
     one.unlock();
-    ProbeObservation o{callId, found.value_or(false), !found, nowMillis()};
-    bool note = false;
+    bool note = false, retry = false;
     {
         std::lock_guard lock(m_probeMutex);
         m_probeStats.asked++;
@@ -274,53 +288,85 @@ void Monitor::runProbe(const std::string& callId, const std::string& key) {
         if (!found) {
             note = m_probeStats.failed++ % 100 == 0; // the first failure, then every 100th
             m_probeStats.lastError = error;
+            // Live, a failure (an outage) is asked again later, 5 times at most.
+            if (live && task.tries < 5) {
+                retry = true;
+                task.due = nowMillis() + (30'000LL << task.tries);
+                task.tries++;
+                m_probeTasks.push(task);
+            }
         }
     }
     if (note)
         health({"postgres", true, "", nowMillis(), 0, "business-effect probe failed: " + error});
+    if (retry)
+        return;
     ObservationBatch b;
-    b.probes.push_back(std::move(o));
+    b.probes.push_back({task.callId, found.value_or(false), !found, nowMillis()});
     deliver(std::move(b));
 }
 
 void Monitor::probeThread() {
+    std::unique_lock lock(m_probeMutex);
     while (!m_stop) {
-        std::unique_lock lock(m_probeMutex);
-        if (m_probeTasks.empty()) {
-            m_probeWake.wait_for(lock, std::chrono::milliseconds(500));
-            continue;
-        }
         const EpochMillis now = nowMillis();
-        if (m_probeTasks.top().due > now) {
-            m_probeWake.wait_for(lock, std::chrono::milliseconds(std::min<EpochMillis>(
-                                           500, m_probeTasks.top().due - now)));
+        if (m_probeTasks.empty() || m_probeTasks.top().due > now) {
+            const EpochMillis wait = m_probeTasks.empty()
+                                         ? 500
+                                         : std::min<EpochMillis>(500, m_probeTasks.top().due - now);
+            m_probeWake.wait_for(lock, std::chrono::milliseconds(wait),
+                                 [&] { return m_stop.load(); });
             continue;
         }
-        const ProbeTask task = m_probeTasks.top();
+        ProbeTask task = m_probeTasks.top();
         m_probeTasks.pop();
+        if (m_probeAnswered.erase(task.callId))
+            continue; // asked already, for a drill-down
         lock.unlock();
-        runProbe(task.callId, task.key);
+        runProbe(std::move(task), true);
+        lock.lock();
     }
 }
 
-void Monitor::probeDue(EpochMillis until, const std::atomic<bool>& cancel) {
+void Monitor::askDueProbes(const std::atomic<bool>& cancel) {
     if (!m_probe)
         return;
     scheduleProbes(nullptr);
     std::vector<ProbeTask> due;
     {
         std::lock_guard lock(m_probeMutex);
-        while (!m_probeTasks.empty() && m_probeTasks.top().due <= until) {
-            due.push_back(m_probeTasks.top());
+        const EpochMillis now = nowMillis();
+        while (!m_probeTasks.empty() && m_probeTasks.top().due <= now) {
+            if (!m_probeAnswered.erase(m_probeTasks.top().callId))
+                due.push_back(m_probeTasks.top());
             m_probeTasks.pop();
         }
     }
-    for (const ProbeTask& t : due) {
-        if (cancel)
+    for (ProbeTask& t : due) {
+        if (cancel || m_stop)
             break;
-        runProbe(t.callId, t.key);
+        runProbe(std::move(t), false);
     }
     applyQueued(nowMillis(), false);
+}
+
+void Monitor::probeNow(std::uint32_t i) {
+    if (!m_probe || i == CallStore::npos)
+        return;
+    const CallState& c = m_store.call(i);
+    const std::string callId = m_store.callId(i);
+    const EpochMillis updated = m_store.timeOf(c, c.updated);
+    std::string key = m_config.probe.key == "callId" ? callId : m_store.bizNo(c.bizNo);
+    if (!c.hasRecord() || c.recordStatus() != RecordStatus::Success || (c.flags & EffectProbed) ||
+        key.empty() || updated == kNoTime || updated + m_config.probe.delay.count() > nowMillis())
+        return;
+    if (c.flags & ProbeScheduled) {
+        std::lock_guard lock(m_probeMutex);
+        m_probeAnswered.insert(callId); // its queued task is skipped
+    }
+    m_store.markProbeScheduled(i);
+    runProbe({updated + m_config.probe.delay.count(), callId, std::move(key), 0}, false);
+    applyQueued(nowMillis(), true);
 }
 
 ProbeStats Monitor::probeStats() const {
@@ -366,7 +412,7 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         applyQueued(nowMillis(), false);
         if (std::chrono::steady_clock::now() >= nextRelease) {
             nextRelease = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-            releaseWhileLoading(policy, grace);
+            releaseWhileLoading(policy, grace, cancel);
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -379,7 +425,7 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         throw SourceError(kafkaError, kafkaConfig);
 
     fetchMissingRecords(cancel);
-    probeDue(until, cancel);
+    askDueProbes(cancel);
     m_engine.setSettled(true);
     m_engine.evaluateAll(m_store, nowMillis());
     m_engine.setSettled(false);
@@ -390,7 +436,8 @@ RetentionPolicy Monitor::retentionPolicy() const {
             m_config.retention.maxBytes, m_config.readsPostgres(), m_config.readsReceipts()};
 }
 
-void Monitor::releaseWhileLoading(const RetentionPolicy& policy, Millis grace) {
+void Monitor::releaseWhileLoading(const RetentionPolicy& policy, Millis grace,
+                                  const std::atomic<bool>& cancel) {
     const EpochMillis readTo = pacedReadTo();
     if (readTo == kNoTime)
         return;
@@ -402,10 +449,14 @@ void Monitor::releaseWhileLoading(const RetentionPolicy& policy, Millis grace) {
         return;
     // (The sources report their coverage as they go: the engine judges
     // receipts and records with what has been read.)
-    scheduleProbes(nullptr); // a call with a probe due stays until it is answered
-    const ReleaseResult r =
-        releaseFinal(m_store, m_engine, policy, {readTo, grace, m_config.detect.keyRotationWindow},
-                     nowMillis(), std::max(batch, m_store.size() / 4));
+    // The probes due now are asked first: a call waiting for one stays.
+    askDueProbes(cancel);
+    const ReleaseResult r = releaseFinal(
+        m_store, m_engine, policy, {readTo, grace, m_config.detect.keyRotationWindow}, nowMillis(),
+        std::max(batch, m_store.size() / 4),
+        m_releaseObserver ? std::function<void(std::uint32_t)>(
+                                [this](std::uint32_t i) { m_releaseObserver(m_store, i); })
+                          : std::function<void(std::uint32_t)>());
     m_nextReleaseLook = r.left > 0 ? m_store.size() * 4 / 3 : m_store.size() * 9 / 8;
     m_evictions.released += static_cast<std::int64_t>(r.left);
     m_evictions.releasedWithRecord += static_cast<std::int64_t>(r.withRecord);
@@ -581,7 +632,12 @@ void Monitor::stop() {
         m_stop = true;
         m_queueSpace.notify_all(); // a source waiting for queue space stops waiting
     }
+    {
+        std::lock_guard lock(m_probeMutex); // no lost wakeup between its check and its wait
+    }
     m_probeWake.notify_all();
+    if (m_probe)
+        m_probe->cancel(); // a probe query in flight ends now
     for (auto& t : m_threads)
         t.join();
     m_threads.clear();
@@ -623,8 +679,11 @@ std::size_t Monitor::applyRetention(EpochMillis now, Millis keepResolved) {
 std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<bool>& cancel,
                                   ColdFetchStats* stats) {
     const std::uint32_t known = m_store.find(callId);
-    if (known != CallStore::npos && (m_store.call(known).hasRecord() || !m_config.readsPostgres()))
+    if (known != CallStore::npos &&
+        (m_store.call(known).hasRecord() || !m_config.readsPostgres())) {
+        probeNow(known);
         return known;
+    }
     // Record and attempts by key (while the Kafka reader connects)...
     std::future<void> kafkaReady;
     if (known == CallStore::npos && m_config.readsKafka() && m_config.readsPostgres())
@@ -724,18 +783,7 @@ std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<b
     }
     // The business effect of a SUCCESS past its delay, asked now (sampled or
     // not: this call was asked for by name).
-    if (m_probe && i != CallStore::npos) {
-        const CallState& c = m_store.call(i);
-        const EpochMillis updated = m_store.timeOf(c, c.updated);
-        std::string key = m_config.probe.key == "callId" ? callId : m_store.bizNo(c.bizNo);
-        if (c.hasRecord() && c.recordStatus() == RecordStatus::Success &&
-            !(c.flags & EffectProbed) && !key.empty() && updated != kNoTime &&
-            updated + m_config.probe.delay.count() <= nowMillis()) {
-            m_store.markProbeScheduled(i);
-            runProbe(callId, key);
-            applyQueued(nowMillis(), true);
-        }
-    }
+    probeNow(i);
     return i;
 }
 

@@ -13,10 +13,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <queue>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -63,6 +65,7 @@ struct GapStats {
 // The business-effect probe's work ([probe]).
 struct ProbeStats {
     std::int64_t asked = 0, missing = 0, failed = 0;
+    std::int64_t skipped = 0; // live: not queued, the queue was full (max_per_second too low)
     std::string lastError;
 };
 
@@ -117,6 +120,11 @@ public:
     const GapStats& gaps() const { return m_gaps; }
     const EvictionStats& evictions() const { return m_evictions; }
     ProbeStats probeStats() const;
+    // Told of each call before it leaves memory while a window loads (the
+    // advisor measures every call, not only those still held at the end).
+    void setReleaseObserver(std::function<void(const CallStore&, std::uint32_t)> f) {
+        m_releaseObserver = std::move(f);
+    }
     bool probes() const { return m_probe != nullptr; }
     // Observations waiting for the model thread. A source delivering while
     // more than kMaxQueued wait is held until there is room (backpressure:
@@ -143,18 +151,28 @@ private:
     // before the window), so they are not taken for orphans.
     void fetchMissingRecords(const std::atomic<bool>& cancel);
     // loadWindow: calls whose verdict is final leave memory (releaseFinal).
-    void releaseWhileLoading(const RetentionPolicy& policy, Millis grace);
+    void releaseWhileLoading(const RetentionPolicy& policy, Millis grace,
+                             const std::atomic<bool>& cancel);
     RetentionPolicy retentionPolicy() const;
     // startLive: judges the window once every source has loaded or is down.
     void judgeWindowWhenReady(EpochMillis now);
     // The business-effect probe: SUCCESS records (sampled by callId) get a
     // probe due `delay` after their update (model thread; nullptr: every call).
     void scheduleProbes(const std::vector<std::uint32_t>* calls);
-    // Asks one (rate-limited to max_per_second) and delivers the answer.
-    void runProbe(const std::string& callId, const std::string& key);
+    struct ProbeTask {
+        EpochMillis due;
+        std::string callId, key;
+        int tries = 0; // failed asks before this one (live: asked again with backoff)
+        bool operator>(const ProbeTask& o) const { return due > o.due; }
+    };
+    // Asks one (rate-limited to max_per_second) and delivers the answer; live,
+    // a failure is queued again with backoff.
+    void runProbe(ProbeTask task, bool live);
     void probeThread();
-    // loadWindow: asks every probe due by `until`, now, and applies the answers.
-    void probeDue(EpochMillis until, const std::atomic<bool>& cancel);
+    // Loading a window: asks every probe due now, and applies the answers.
+    void askDueProbes(const std::atomic<bool>& cancel);
+    // A drill-down or inspect of a SUCCESS past its delay: asked now.
+    void probeNow(std::uint32_t call);
 
     // One source in live mode, as its thread reports it (under m_mutex) and
     // the model thread shows it.
@@ -216,19 +234,16 @@ private:
     EpochMillis pacedReadTo();
     bool m_live = false, m_windowJudged = false;
 
-    struct ProbeTask {
-        EpochMillis due;
-        std::string callId, key;
-        bool operator>(const ProbeTask& o) const { return due > o.due; }
-    };
     std::unique_ptr<EffectProbe> m_probe; // only when [probe] sql is set
     mutable std::mutex m_probeMutex;      // guards the tasks and stats
     std::condition_variable m_probeWake;
     std::priority_queue<ProbeTask, std::vector<ProbeTask>, std::greater<>> m_probeTasks;
     ProbeStats m_probeStats;
+    std::set<std::string> m_probeAnswered; // asked by probeNow while queued: skipped when popped
     std::mutex m_probeRun; // one probe at a time: guards m_probe's session and m_lastProbe
     std::chrono::steady_clock::time_point m_lastProbe{};
 
+    std::function<void(const CallStore&, std::uint32_t)> m_releaseObserver;
     std::atomic<bool> m_stop{false};
     std::vector<std::thread> m_threads;
 };

@@ -6,6 +6,7 @@
 #include "connectors/config.h"
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,12 +28,15 @@ public:
         bool scansWholeTable = false;   // a Seq Scan: every probe reads the table
     };
     bool explain(Plan& plan, std::string& error);
+    // Cancels the query running in exists() (from another thread: stop()).
+    void cancel();
 
 private:
     PostgresConfig m_postgres;
     ProbeConfig m_probe;
     std::vector<std::string> m_secrets;
-    struct Session; // the connection (libpqxx stays out of this header)
+    struct Session;            // the connection (libpqxx stays out of this header)
+    std::mutex m_sessionMutex; // guards m_session's lifetime (not its use: one caller at a time)
     std::unique_ptr<Session> m_session;
 };
 

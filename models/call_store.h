@@ -61,6 +61,7 @@ enum CallFlag : std::uint8_t {
     EffectProbed = 4,    // the business-effect probe asked about it
     EffectMissing = 8,   // ... and found no business row
     ProbeScheduled = 16, // a probe is due (the monitor's, once per call)
+    ProbeSkipped = 32,   // ... or was not queued: the live queue was full
 };
 
 // Events live in pooled blocks of 2^k, so a call costs no allocation of its own.
@@ -136,6 +137,7 @@ public:
     std::uint32_t add(const ProbeObservation& o);
     // The monitor schedules one probe per call.
     void markProbeScheduled(std::uint32_t call) { m_calls[call].flags |= ProbeScheduled; }
+    void markProbeSkipped(std::uint32_t call) { m_calls[call].flags |= ProbeSkipped; }
 
     static constexpr std::uint32_t npos = UINT32_MAX;
     std::uint32_t find(std::string_view callId) const;

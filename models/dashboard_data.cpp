@@ -2,9 +2,24 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 #include <unordered_map>
 
 namespace callscope {
+
+namespace {
+// `word` in `text` as a whole word ("node-1" is not in "from node-12").
+bool namesWord(std::string_view text, std::string_view word) {
+    const auto edge = [](char c) { return c == ' ' || c == '(' || c == ')' || c == ','; };
+    for (std::size_t at = text.find(word); at != std::string_view::npos;
+         at = text.find(word, at + 1)) {
+        const std::size_t end = at + word.size();
+        if ((at == 0 || edge(text[at - 1])) && (end == text.size() || edge(text[end])))
+            return true;
+    }
+    return false;
+}
+} // namespace
 
 void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, EpochMillis now,
                 DashboardSnapshot& out) {
@@ -82,11 +97,12 @@ void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, E
                 // When this instance came in: its first act in the evidence.
                 EpochMillis at = a.firstEventAt;
                 for (const Evidence& e : a.evidence)
-                    if (e.what.find(" " + inst) != std::string::npos) {
+                    if (namesWord(e.what, inst)) {
                         at = e.at;
                         break;
                     }
-                st.duplicates.push_back({at, a.cause == "migration"});
+                if (st.duplicates.size() < kMaxLaneMarks)
+                    st.duplicates.push_back({at, a.cause == "migration"});
             }
             st.conflicts += a.kind == AnomalyKind::DigestConflict;
             st.anomalies += a.open;

@@ -37,6 +37,7 @@ struct InstanceStats {
 // The Instances view's lanes: this many buckets from the oldest call held
 // (at most a day back, at least a minute) to now.
 inline constexpr std::size_t kLaneBuckets = 120;
+inline constexpr std::size_t kMaxLaneMarks = 500; // duplicate markers kept per instance
 
 // PROCESSING age buckets of the overview histogram.
 inline constexpr std::array<const char*, 8> kAgeBucketNames{"0-1s", "1-5s",  "5-30s",  "30s-1m",

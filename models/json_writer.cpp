@@ -1,5 +1,8 @@
 #include "models/json_writer.h"
 
+#include <charconv>
+#include <cmath>
+
 #include "models/visible_text.h"
 
 #include <cstdio>
@@ -122,6 +125,16 @@ JsonWriter& JsonWriter::string(std::string_view text) {
 JsonWriter& JsonWriter::number(std::int64_t n) {
     beforeValue();
     m_out += std::to_string(n);
+    return *this;
+}
+
+JsonWriter& JsonWriter::real(double x) {
+    if (!std::isfinite(x))
+        return null();
+    beforeValue();
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof buf, x);
+    m_out.append(buf, r.ptr);
     return *this;
 }
 

@@ -26,6 +26,7 @@ public:
 
     JsonWriter& string(std::string_view text);
     JsonWriter& number(std::int64_t n);
+    JsonWriter& real(double x); // shortest form that reads back the same; null if not finite
     JsonWriter& boolean(bool b);
     JsonWriter& null();
     // An ISO-8601 UTC time with milliseconds, or null for kNoTime.

@@ -130,7 +130,8 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
 }
 
 ReleaseResult releaseFinal(CallStore& store, DetectionEngine& engine, const RetentionPolicy& policy,
-                           const FinalLine& line, EpochMillis now, std::size_t minFinal) {
+                           const FinalLine& line, EpochMillis now, std::size_t minFinal,
+                           const std::function<void(std::uint32_t)>& onLeave) {
     const EpochMillis settledBefore = line.readTo - line.grace.count();
     const EpochMillis keysClosedBefore = line.readTo - line.keyRotationWindow.count();
     std::vector<std::uint32_t> ready;
@@ -149,6 +150,8 @@ ReleaseResult releaseFinal(CallStore& store, DetectionEngine& engine, const Rete
     std::vector<std::uint8_t> leaving(store.size(), 0);
     for (const std::uint32_t i : ready)
         if (!engine.holds(i)) {
+            if (onLeave)
+                onLeave(i);
             leaving[i] = 1;
             r.left++;
             r.withRecord += store.call(i).hasRecord();

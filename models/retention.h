@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 // SPEC §2 retention and the memory budget, over the store and the engine:
 // which calls leave memory, in which order, and which anomalies are forgotten.
 #include "models/detection_engine.h"
@@ -49,6 +50,7 @@ struct ReleaseResult {
     std::size_t withRecord = 0; // of them, calls whose record was read
 };
 ReleaseResult releaseFinal(CallStore& store, DetectionEngine& engine, const RetentionPolicy& policy,
-                           const FinalLine& line, EpochMillis now, std::size_t minFinal);
+                           const FinalLine& line, EpochMillis now, std::size_t minFinal,
+                           const std::function<void(std::uint32_t)>& leaving = {});
 
 } // namespace callscope

@@ -27,9 +27,12 @@ void InstanceTableModel::setStats(std::vector<InstanceStats> stats, EpochMillis 
     m_laneFrom = laneFrom;
     m_laneTo = laneTo;
     m_laneMax = 0;
-    for (const InstanceStats& st : stats)
+    for (const InstanceStats& st : stats) {
         for (const std::uint16_t n : st.callsOverTime)
             m_laneMax = std::max<int>(m_laneMax, n);
+        for (const std::uint16_t n : st.retriesOverTime) // a retry storm stays in its lane
+            m_laneMax = std::max<int>(m_laneMax, n);
+    }
     // Same instances in the same order: update in place, keeping the selection.
     bool same = stats.size() == m_rows.size();
     for (std::size_t i = 0; same && i < stats.size(); ++i)
@@ -177,6 +180,7 @@ public:
         const InstanceStats& st = m_model->stats(row);
         const QRectF r = lane(option.rect);
         p->save();
+        p->setClipRect(option.rect);
         p->setRenderHint(QPainter::Antialiasing, false);
         QColor base = option.palette.color(QPalette::Mid);
         base.setAlpha(90);
@@ -188,7 +192,7 @@ public:
             for (std::size_t b = 0; b < lane.size(); ++b) {
                 if (lane[b] == 0)
                     continue;
-                const double h = std::max(1.5, lane[b] * scale);
+                const double h = std::clamp(lane[b] * scale, 1.5, r.height());
                 p->fillRect(QRectF(r.left() + b * bw, r.bottom() - h, std::max(1.0, bw - 0.5), h),
                             c);
             }

@@ -398,3 +398,53 @@ TEST(Inspect, AColdCallIsReadByKeyAndFromOnePartitionPerTopic) {
     EXPECT_EQ(unknown.exitCode, 1);
     EXPECT_NE(unknown.err.find("nothing is known of callId cid-never-seen"), std::string::npos);
 }
+
+// `callscope advise` (issue 14): on traffic whose records expire before their
+// retries, it recommends a window longer than the retry tail it measured and
+// lists exactly the callIds executed again.
+TEST(Advise, RecommendsAWindowLongerThanTheRetryTailAndListsTheCallsAtRisk) {
+    Simulated s{TestStack::fresh("advise")};
+    SimOptions o;
+    o.duration = Millis{3000};
+    o.rate = 30;
+    o.seed = 11;
+    o.faults[AnomalyKind::ExpiredReplay] = 0.15;
+    o.receiptTopic = s.stack.receiptTopic;
+    o.allowWritesTo = s.stack.database;
+    o.callerTopic = s.stack.callerTopic;
+    const TempFile truth("advise-truth.jsonl");
+    o.truthPath = truth.path;
+    const SimResult sim = runSimulation(s.stack.config, o);
+    ASSERT_TRUE(sim.ok) << sim.error;
+    const Situations t = readAnomalyLines(readFile(truth.path));
+    ASSERT_TRUE(t.count("expired_replay"));
+    waitPast(nowMillis() + 1200);
+
+    const TempFile config("advise.toml", readFile(s.stack.writeConfig(kShortThresholds)));
+    const CommandResult r =
+        runCommand(callscopeBinary() + " advise --config " + config.path + " --since 10m --json");
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    simdjson::dom::parser parser;
+    const simdjson::dom::element a = parser.parse(r.out);
+    EXPECT_EQ(std::string_view(a["type"].get_string()), "advice");
+    for (const char* d :
+         {"processing", "retryDelay", "receiptDelay", "confirmationDelay", "observedWindow"})
+        EXPECT_GT(std::int64_t(a[d]["count"].get_int64()), 0) << d;
+    const std::int64_t retryTail = a["retryDelay"]["maxMs"].get_int64();
+    EXPECT_GT(retryTail, 1000) << "a late retry comes after the 1 s window";
+    EXPECT_GT(std::int64_t(a["recommendedWindowMs"].get_int64()), retryTail);
+    EXPECT_GT(std::int64_t(a["recommendedStaleTimeoutMs"].get_int64()),
+              std::int64_t(a["processing"]["p999Ms"].get_int64()));
+    std::set<std::string> atRisk;
+    for (auto id : a["atRisk"].get_array())
+        atRisk.insert(std::string(std::string_view(id.get_string())));
+    EXPECT_EQ(atRisk, t.at("expired_replay"));
+    EXPECT_EQ(std::int64_t(a["expiredReplays"].get_int64()),
+              std::int64_t(t.at("expired_replay").size()));
+
+    const CommandResult text =
+        runCommand(callscopeBinary() + " advise --config " + config.path + " --since 10m");
+    ASSERT_EQ(text.exitCode, 0) << text.err;
+    EXPECT_NE(text.out.find("window >= 2 x max(p99.9 retry delay"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find(*t.at("expired_replay").begin()), std::string::npos) << text.out;
+}

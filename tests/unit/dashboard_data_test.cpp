@@ -45,14 +45,14 @@ TEST(InstanceLanes, ASwitchOverShowsAsOneLaneEndingWhereTheNextBegins) {
                   "B" + std::to_string(k + 20), "api-2");
     // The call in flight at the switch: api-1 stopped unconfirmed, api-2 took it over.
     s.caller("m1", CallerState::AwaitingResponse, T0 + 4 * MIN + 50 * S, 1, "api-1", "BM", D(90));
-    s.attempt("m1", AttemptOutcome::Executed, T0 + 4 * MIN + 50 * S + 2,
-              T0 + 4 * MIN + 50 * S + 40, "api-1", D(90));
+    s.attempt("m1", AttemptOutcome::Executed, T0 + 4 * MIN + 50 * S + 2, T0 + 4 * MIN + 50 * S + 40,
+              "api-1", D(90));
     s.record("m1", RecordStatus::Success, T0 + 4 * MIN + 50 * S + 2, T0 + 4 * MIN + 50 * S + 40,
              D(90), 0, "api-1");
     s.receipt("m1", RecordStatus::Success, 2, T0 + 4 * MIN + 50 * S + 45, D(90));
     s.caller("m1", CallerState::AwaitingResponse, T0 + 5 * MIN + 5 * S, 2, "api-2", "BM", D(90));
-    s.attempt("m1", AttemptOutcome::Replayed, T0 + 5 * MIN + 5 * S + 2,
-              T0 + 5 * MIN + 5 * S + 3, "api-2", D(90));
+    s.attempt("m1", AttemptOutcome::Replayed, T0 + 5 * MIN + 5 * S + 2, T0 + 5 * MIN + 5 * S + 3,
+              "api-2", D(90));
     s.caller("m1", CallerState::ConfirmedSuccess, T0 + 5 * MIN + 5 * S + 4, 2, "api-2", "BM",
              D(90));
     const EpochMillis now = T0 + 10 * MIN;
@@ -94,7 +94,7 @@ TEST(InstanceLanes, ASwitchOverShowsAsOneLaneEndingWhereTheNextBegins) {
 TEST(InstanceLanes, ClocksAheadOrADayOldStayOutOfTheLanes) {
     Scenario s;
     const EpochMillis now = T0 + 3 * 24 * H;
-    s.healthy("old", T0, D(1), "B1", "api-1");              // two days before the span
+    s.healthy("old", T0, D(1), "B1", "api-1");               // two days before the span
     s.healthy("ahead", now + 10 * MIN, D(2), "B2", "api-1"); // a clock ahead of ours
     s.healthy("now", now - MIN, D(3), "B3", "api-1");
     DashboardSnapshot d;

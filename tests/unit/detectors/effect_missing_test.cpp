@@ -1,8 +1,8 @@
 // effect_missing (SPEC §3, models/detectors/effect_missing.cpp): the record is
 // SUCCESS but the business-effect probe found no row. What must be flagged,
 // and what must not.
-#include "tests/unit/detectors/scenario.h"
 #include "models/diagnosis.h"
+#include "tests/unit/detectors/scenario.h"
 
 #include <gtest/gtest.h>
 
