@@ -257,6 +257,34 @@ void defineWatch(CLI::App& app, WatchOptions& o) {
         ->type_name("T")
         ->capture_default_str();
     s->add_flag("--json", o.json, "JSON lines with \"change\" first");
+    s->add_option("--exec", o.exec,
+                  "run CMD (with /bin/sh) per anomaly change, its JSON line on stdin and "
+                  "CALLSCOPE_CHANGE, CALLSCOPE_KIND, CALLSCOPE_SEVERITY set; its output goes "
+                  "to stderr")
+        ->type_name("CMD");
+    s->add_option("--exec-concurrency", o.execConcurrency, "--exec commands running at once")
+        ->check(CLI::Range(1, 64))
+        ->type_name("N")
+        ->capture_default_str();
+    s->add_option("--metrics", o.metrics,
+                  "serve Prometheus metrics at http://HOST:PORT/metrics (\":9464\": every "
+                  "address)")
+        ->check(CLI::Validator(
+            [](std::string& v) -> std::string {
+                const auto colon = v.rfind(':');
+                const std::string port = colon == std::string::npos ? "" : v.substr(colon + 1);
+                const bool ok = !port.empty() && port.size() <= 5 &&
+                                port.find_first_not_of("0123456789") == std::string::npos &&
+                                std::stoi(port) <= 65535;
+                return ok ? std::string() : "expected HOST:PORT such as 127.0.0.1:9464";
+            },
+            "", "address"))
+        ->type_name("HOST:PORT");
+    s->add_option("--exec-timeout", o.execTimeout,
+                  "an --exec command still running after this is killed (its process group)")
+        ->check(durationValue())
+        ->type_name("D")
+        ->capture_default_str();
 }
 
 void defineInspect(CLI::App& app, InspectOptions& o) {

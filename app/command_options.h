@@ -35,6 +35,10 @@ struct WatchOptions {
     std::optional<std::string> config;
     std::string since = "15m";
     bool json = false;
+    std::string exec;                // a command per anomaly change, the JSON line on stdin
+    int execConcurrency = 4;         // commands running at once
+    std::string execTimeout = "10s"; // then its process group is killed
+    std::string metrics;             // HOST:PORT: Prometheus metrics served there
 };
 
 struct InspectOptions {

@@ -16,6 +16,7 @@ DashboardBackend::DashboardBackend(const Config& config, MonitorOptions options,
       m_windowMs(std::max<EpochMillis>(0, nowMillis() - since)) {
     qRegisterMetaType<SnapshotPtr>();
     qRegisterMetaType<CallDetailPtr>();
+    qRegisterMetaType<AdvicePtr>();
     // A source the deployment does not read is not an outage: its indicator
     // is grey and says so, with the detections that cannot fire.
     std::string off;
@@ -137,6 +138,20 @@ void DashboardBackend::computeStats(DashboardSnapshot& s, EpochMillis now) {
     s.storeBudget = static_cast<std::size_t>(m_config.retention.maxBytes);
     for (const Rejection& x : r.samples)
         s.rejectedSamples.push_back(x.where + ": " + x.reason + ": " + x.sample);
+}
+
+void DashboardBackend::requestAdvice(double safety) {
+    if (!m_monitor)
+        return;
+    const CallStore& store = m_monitor->store();
+    AdviceCollector collector;
+    EpochMillis from = nowMillis();
+    for (std::uint32_t i = 0; i < store.size(); ++i) {
+        collector.addCall(store, i);
+        from = std::min(from, store.call(i).base());
+    }
+    emit adviceReady(std::make_shared<const Advice>(
+        collector.finish(m_monitor->engine().anomalies(), safety, from, nowMillis())));
 }
 
 void DashboardBackend::requestCall(const QString& query, const QStringList& others,

@@ -3,6 +3,7 @@
 // pumps it on a timer and hands immutable snapshots and call details to the
 // GUI thread through queued signals. The GUI never touches the store.
 #include "app/monitor.h"
+#include "models/advice.h"
 #include "models/dashboard_data.h"
 
 #include <QObject>
@@ -18,6 +19,7 @@ namespace callscope {
 
 using SnapshotPtr = std::shared_ptr<const DashboardSnapshot>;
 using CallDetailPtr = std::shared_ptr<const CallDetail>;
+using AdvicePtr = std::shared_ptr<const Advice>;
 
 class DashboardBackend : public QObject {
     Q_OBJECT
@@ -44,10 +46,13 @@ public slots:
     // An incident report of these callIds (all anomalies of the window when
     // empty) to `path`; the format follows its extension.
     void exportReport(const QStringList& callIds, const QString& path, bool includePayloads);
+    // The Advisor: the tails of the calls held now; answered by adviceReady.
+    void requestAdvice(double safety);
 
 signals:
     void snapshotReady(callscope::SnapshotPtr snapshot);
     void callReady(callscope::CallDetailPtr detail);
+    void adviceReady(callscope::AdvicePtr advice);
     void status(const QString& message);
     void fatal(const QString& message);
     void reportProgress(int done, int total);
@@ -75,3 +80,4 @@ private:
 
 Q_DECLARE_METATYPE(callscope::SnapshotPtr)
 Q_DECLARE_METATYPE(callscope::CallDetailPtr)
+Q_DECLARE_METATYPE(callscope::AdvicePtr)

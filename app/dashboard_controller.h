@@ -53,6 +53,13 @@ public:
                              if (*current == generation)
                                  w->takeCall(std::move(d));
                          });
+        QObject::connect(m_backend, &DashboardBackend::adviceReady, m_window,
+                         [w = m_window, current = m_generation, generation](AdvicePtr a) {
+                             if (*current == generation)
+                                 w->takeAdvice(std::move(a));
+                         });
+        QObject::connect(m_window, &MainWindow::adviceRequested, m_backend,
+                         &DashboardBackend::requestAdvice);
         QObject::connect(m_backend, &DashboardBackend::status, m_window, &MainWindow::setStatus);
         QObject::connect(m_backend, &DashboardBackend::fatal, m_window, &MainWindow::showFatal);
         QObject::connect(m_window, &MainWindow::callRequested, m_backend,

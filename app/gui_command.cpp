@@ -8,9 +8,11 @@
 #include "models/visible_text.h"
 #include "sim/demo_environment.h"
 #include "sim/simulator.h"
+#include "views/advisor_view.h"
 #include "views/anomaly_table_model.h"
 #include "views/drilldown_view.h"
 #include "views/main_window.h"
+#include "views/notifier.h"
 #include "views/theme.h"
 
 #include <QApplication>
@@ -64,9 +66,18 @@ int takeScreenshots(MainWindow& w, const QString& dir) {
         std::cerr << "callscope demo: wrote " << path.toStdString() << '\n';
         return true;
     };
-    bool ok = save(MainWindow::OverviewTab, "overview.png") &&
-              save(MainWindow::AnomaliesTab, "anomalies.png") &&
-              save(MainWindow::InstancesTab, "instances.png");
+    // A notification of new critical anomalies (the demo opens them all the
+    // time), then the tabs without it.
+    waitFor([&] { return w.notifier()->toast()->isVisible(); }, 30'000);
+    bool ok = save(MainWindow::OverviewTab, "notification.png");
+    w.notifier()->toast()->hide();
+    ok = ok && save(MainWindow::OverviewTab, "overview.png") &&
+         save(MainWindow::AnomaliesTab, "anomalies.png") &&
+         save(MainWindow::InstancesTab, "instances.png");
+    // The advisor measures when first shown: the picture once it has.
+    w.showTab(MainWindow::AdvisorTab);
+    waitFor([&] { return w.advisor()->measured(); }, 10'000);
+    ok = ok && save(MainWindow::AdvisorTab, "advisor.png");
     // The drill-down of the most severe open anomaly (a key rotation if any).
     const AnomalyTableModel* model = w.anomalyModel();
     int best = -1;

@@ -2,12 +2,15 @@
 #include "app/headless_commands.h"
 
 #include "app/command_options.h"
+#include "app/exec_runner.h"
+#include "app/metrics.h"
 #include "app/monitor.h"
 #include "models/advice.h"
 #include "models/backoff.h"
 #include "models/call_group.h"
 #include "models/call_json.h"
 #include "models/diagnosis.h"
+#include "models/duration.h"
 #include "models/timeline.h"
 #include "models/visible_text.h"
 
@@ -16,6 +19,7 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <thread>
 
 namespace callscope {
@@ -294,6 +298,37 @@ int runWatchCommand(const WatchOptions& options) {
     std::signal(SIGINT, onStopSignal);
     std::signal(SIGTERM, onStopSignal);
     Monitor monitor(*config);
+    std::unique_ptr<MetricsServer> metrics;
+    if (!options.metrics.empty()) {
+        try {
+            metrics = std::make_unique<MetricsServer>(options.metrics);
+        } catch (const std::exception& e) {
+            std::cerr << "callscope watch: " << visibleText(e.what()) << '\n';
+            return ExitRuntime;
+        }
+        std::cerr << "callscope watch: Prometheus metrics at http://" << options.metrics
+                  << "/metrics" << std::endl;
+    }
+    std::unique_ptr<ExecRunner> exec;
+    if (!options.exec.empty())
+        exec = std::make_unique<ExecRunner>(options.exec, options.execConcurrency,
+                                            *parseDuration(options.execTimeout));
+    // Failures of --exec on stderr: the first, then at 10, 100, 1000, ...
+    std::int64_t execFailures = 0;
+    const auto reportExec = [&] {
+        if (!exec)
+            return;
+        for (const std::string& why : exec->takeNewFailures()) {
+            ++execFailures;
+            bool say = true;
+            for (std::int64_t n = execFailures; n > 1 && say; n /= 10)
+                say = n % 10 == 0;
+            if (say)
+                std::cerr << "callscope watch: exec failed (" << execFailures
+                          << (execFailures == 1 ? " failure" : " failures")
+                          << " so far): " << visibleText(why) << std::endl;
+        }
+    };
     const auto print = [&](const AnomalyChange& c) {
         // An open anomaly forgotten over the memory budget is said to be, so a
         // consumer does not hold it open forever; resolved ones were closed.
@@ -303,9 +338,14 @@ int runWatchCommand(const WatchOptions& options) {
                            : c.what == ChangeKind::Changed  ? "changed"
                            : c.what == ChangeKind::Resolved ? "resolved"
                                                             : "forgotten";
+        if (metrics)
+            metrics->anomalyChanged(c, nowMillis());
+        JsonWriter line;
+        writeAnomaly(line, c.anomaly, what);
+        if (exec)
+            exec->submit({line.text(), what, std::string(toString(c.anomaly.kind)),
+                          std::string(toString(c.anomaly.severity))});
         if (json) {
-            JsonWriter line;
-            writeAnomaly(line, c.anomaly, what);
             std::cout << line.text() << std::endl;
         } else {
             std::cout << formatIsoMillis(nowMillis()) << " " << what << " "
@@ -320,6 +360,7 @@ int runWatchCommand(const WatchOptions& options) {
     bool announced = false;
     std::map<std::string, SourceState> shown;
     auto lastRetention = std::chrono::steady_clock::now();
+    auto lastMetrics = lastRetention - std::chrono::seconds(2);
     while (!g_stop) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         try {
@@ -359,6 +400,12 @@ int runWatchCommand(const WatchOptions& options) {
             was = h.state;
         }
         printPlaceholders(monitor.takeNewPlaceholders());
+        reportExec();
+        if (metrics && std::chrono::steady_clock::now() - lastMetrics > std::chrono::seconds(1)) {
+            lastMetrics = std::chrono::steady_clock::now();
+            const ExecStats x = exec ? exec->stats() : ExecStats{};
+            metrics->update(monitor, nowMillis(), exec ? &x : nullptr);
+        }
         if (monitor.windowJudged() &&
             std::chrono::steady_clock::now() - lastRetention > std::chrono::seconds(60)) {
             lastRetention = std::chrono::steady_clock::now();
@@ -382,6 +429,14 @@ int runWatchCommand(const WatchOptions& options) {
     printRejects(monitor.rejects());
     printGaps(monitor.gaps());
     printPlaceholders(monitor.takeNewPlaceholders());
+    if (exec) {
+        // What is queued still runs, for a few seconds at most.
+        exec->finish(Millis{5000});
+        reportExec();
+        const ExecStats x = exec->stats();
+        std::cerr << "callscope watch: exec: " << x.run << " run, " << x.failed << " failed ("
+                  << x.timedOut << " timed out), " << x.dropped << " dropped" << std::endl;
+    }
     return ExitOk;
 }
 

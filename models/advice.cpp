@@ -155,14 +155,13 @@ Advice AdviceCollector::finish(const std::vector<Anomaly>& anomalies, double saf
     if (a.retryDelay.count > 0 || a.confirmationDelay.count > 0) {
         const std::int64_t tail = std::max(a.retryDelay.p999, a.confirmationDelay.p999);
         a.recommendedWindowMs = roundUpToSecond(safety * double(tail));
-        a.windowArithmetic = "window >= " + s + " x max(p99.9 retry delay " +
-                             adviceDuration(a.retryDelay.p999) +
-                             ", p99.9 confirmation delay " +
-                             adviceDuration(a.confirmationDelay.p999) + ") = " +
-                             adviceDuration(*a.recommendedWindowMs) + " (rounded up to a second)";
-        a.windowsShorterThanRecommended = static_cast<std::int64_t>(std::count_if(
-            m_window.begin(), m_window.end(),
-            [&](std::int64_t w) { return w < *a.recommendedWindowMs; }));
+        a.windowArithmetic =
+            "window >= " + s + " x max(p99.9 retry delay " + adviceDuration(a.retryDelay.p999) +
+            ", p99.9 confirmation delay " + adviceDuration(a.confirmationDelay.p999) +
+            ") = " + adviceDuration(*a.recommendedWindowMs) + " (rounded up to a second)";
+        a.windowsShorterThanRecommended = static_cast<std::int64_t>(
+            std::count_if(m_window.begin(), m_window.end(),
+                          [&](std::int64_t w) { return w < *a.recommendedWindowMs; }));
     }
     if (a.processing.count > 0) {
         a.recommendedStaleTimeoutMs = roundUpToSecond(3.0 * double(a.processing.p999));
@@ -243,8 +242,8 @@ std::string adviceJson(const Advice& a) {
 }
 
 std::string adviceText(const Advice& a) {
-    std::string out = "measured " + formatIsoMillis(a.from) + " .. " + formatIsoMillis(a.to) +
-                      "\n\n";
+    std::string out =
+        "measured " + formatIsoMillis(a.from) + " .. " + formatIsoMillis(a.to) + "\n\n";
     char head[160];
     std::snprintf(head, sizeof head, "  %-20s %9s %10s %10s %10s %10s %10s\n", "", "count", "p50",
                   "p90", "p99", "p99.9", "max");

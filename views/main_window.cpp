@@ -1,11 +1,13 @@
 #include "views/main_window.h"
 
 #include "models/detection_engine.h"
+#include "views/advisor_view.h"
 #include "views/anomalies_view.h"
 #include "views/anomaly_table_model.h"
 #include "views/clock.h"
 #include "views/drilldown_view.h"
 #include "views/instances_view.h"
+#include "views/notifier.h"
 #include "views/overview_view.h"
 #include "views/palette.h"
 #include "views/report_renderer.h"
@@ -95,15 +97,17 @@ MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
     : QMainWindow(parent), m_tabs(new QTabWidget(this)),
       m_anomalyModel(new AnomalyTableModel(this)), m_overview(new OverviewView(this)),
       m_anomalies(new AnomaliesView(m_anomalyModel, this)), m_drilldown(new DrilldownView(this)),
-      m_instances(new InstancesView(this)), m_window(new QComboBox(this)),
-      m_search(new QLineEdit(this)), m_postgres(new QLabel(this)), m_kafka(new QLabel(this)),
-      m_rejected(new QLabel(this)), m_status(new QLabel(this)), m_detectionsOff(new QLabel(this)),
+      m_instances(new InstancesView(this)), m_advisor(new AdvisorView(this)),
+      m_notifier(new Notifier(this)), m_window(new QComboBox(this)), m_search(new QLineEdit(this)),
+      m_postgres(new QLabel(this)), m_kafka(new QLabel(this)), m_rejected(new QLabel(this)),
+      m_status(new QLabel(this)), m_detectionsOff(new QLabel(this)),
       m_flushTimer(new QTimer(this)) {
     setSources(sourcesText);
     m_tabs->addTab(m_overview, tr("&Overview"));
     m_tabs->addTab(m_anomalies, tr("&Anomalies"));
     m_tabs->addTab(m_drilldown, tr("&Drill-down"));
     m_tabs->addTab(m_instances, tr("&Instances"));
+    m_tabs->addTab(m_advisor, tr("Ad&visor"));
     setCentralWidget(m_tabs);
 
     auto* bar = addToolBar(tr("Main"));
@@ -176,6 +180,16 @@ MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
         m_anomalies->setInstanceFilter(inst);
         if (!inst.isEmpty())
             statusBar()->showMessage(tr("Anomalies filtered to %1").arg(inst), 4000);
+    });
+    // The advisor measures when asked, and the first time it is shown.
+    connect(m_advisor, &AdvisorView::adviceRequested, this, &MainWindow::adviceRequested);
+    connect(m_advisor, &AdvisorView::callRequested, this, &MainWindow::openCall);
+    connect(m_notifier, &Notifier::callRequested, this, &MainWindow::openCall);
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this](int i) {
+        if (i == AdvisorTab && !m_adviceAsked) {
+            m_adviceAsked = true;
+            emit adviceRequested(2.0);
+        }
     });
     connect(m_instances, &InstancesView::anomaliesRequested, this, [this](const QString& inst) {
         m_anomalies->setInstanceFilter(inst);
@@ -383,11 +397,29 @@ void MainWindow::createMenus() {
     // View
     QMenu* view = menuBar()->addMenu(tr("&View"));
     const QString tabNames[] = {tr("&Overview"), tr("&Anomalies"), tr("&Drill-down"),
-                                tr("&Instances")};
-    for (int t = 0; t < 4; ++t)
+                                tr("&Instances"), tr("Ad&visor")};
+    for (int t = 0; t < 5; ++t)
         view->addAction(tabNames[t], this, [this, t] { showTab(static_cast<Tab>(t)); })
             ->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + t)));
     view->addSeparator();
+    QMenu* notifications = view->addMenu(tr("&Notifications"));
+    QAction* notifyAll = notifications->addAction(tr("Notify about new &critical anomalies"));
+    notifyAll->setCheckable(true);
+    notifyAll->setChecked(m_notifier->enabled());
+    connect(notifyAll, &QAction::toggled, m_notifier, &Notifier::setEnabled);
+    notifications->addSeparator();
+    for (std::size_t k = 0; k < kAnomalyKindNames.size(); ++k) {
+        const auto kind = static_cast<AnomalyKind>(k);
+        QAction* a = notifications->addAction(qs(kAnomalyKindNames[k]));
+        a->setCheckable(true);
+        a->setChecked(!m_notifier->muted(kind));
+        connect(a, &QAction::toggled, m_notifier,
+                [this, kind](bool on) { m_notifier->setMuted(kind, !on); });
+        connect(m_notifier, &Notifier::mutedChanged, a, [a, kind](AnomalyKind changed, bool m) {
+            if (changed == kind)
+                a->setChecked(!m);
+        });
+    }
     QMenu* windowMenu = view->addMenu(tr("Time &window"));
     for (int i = 0; i < m_window->count(); ++i)
         windowMenu->addAction(m_window->itemText(i), this, [this, i] {
@@ -527,6 +559,7 @@ QDialog* MainWindow::showShortcuts() {
 
 void MainWindow::restart(qint64 windowMs) {
     m_pending.clear();
+    m_judgedSeen = false;
     m_lastStats.reset();
     m_anomalyModel->clear();
     m_anomalyModel->setWindow(windowMs);
@@ -552,6 +585,10 @@ void MainWindow::openCall(const QString& query) {
 
 void MainWindow::takeSnapshot(std::shared_ptr<const DashboardSnapshot> snapshot) {
     m_pending.push_back(std::move(snapshot));
+}
+
+void MainWindow::takeAdvice(std::shared_ptr<const Advice> advice) {
+    m_advisor->setAdvice(std::move(advice));
 }
 
 void MainWindow::takeCall(std::shared_ptr<const CallDetail> detail) {
@@ -692,7 +729,9 @@ void MainWindow::applyPending() {
     if (!changes.empty()) {
         m_anomalyModel->applyChanges(changes);
         m_anomalies->refreshCounts();
+        m_notifier->take(changes, m_judgedSeen);
     }
+    m_judgedSeen = m_judgedSeen || latest->windowJudged;
     m_anomalyModel->setNow(latest->at);
     const auto& byKind = m_anomalyModel->openByKind();
     const auto& bySeverity = m_anomalyModel->openBySeverity();

@@ -24,14 +24,17 @@ namespace callscope {
 class AnomalyTableModel;
 class AnomaliesView;
 class DrilldownView;
+class AdvisorView;
+class Notifier;
 class InstancesView;
+struct Advice;
 class OverviewView;
 struct DetectionSources;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    enum Tab { OverviewTab, AnomaliesTab, DrilldownTab, InstancesTab };
+    enum Tab { OverviewTab, AnomaliesTab, DrilldownTab, InstancesTab, AdvisorTab };
     explicit MainWindow(const QString& sourcesText, QWidget* parent = nullptr);
     ~MainWindow() override;
 
@@ -60,6 +63,8 @@ public:
     AnomaliesView* anomalies() const { return m_anomalies; }
     DrilldownView* drilldown() const { return m_drilldown; }
     InstancesView* instances() const { return m_instances; }
+    AdvisorView* advisor() const { return m_advisor; }
+    Notifier* notifier() const { return m_notifier; }
     AnomalyTableModel* anomalyModel() const { return m_anomalyModel; }
     // Applies what has arrived now (tests and screenshots do not wait for the timer).
     void flush();
@@ -67,6 +72,7 @@ public:
 public slots:
     void takeSnapshot(std::shared_ptr<const DashboardSnapshot> snapshot);
     void takeCall(std::shared_ptr<const CallDetail> detail);
+    void takeAdvice(std::shared_ptr<const Advice> advice);
     void setStatus(const QString& message);
     void showFatal(const QString& message);
     void setZone(DisplayZone zone); // View > Time zone (remembered)
@@ -75,6 +81,7 @@ signals:
     void callRequested(const QString& query, quint64 generation);
     void compareRequested(const QString& callId, const QStringList& others, quint64 generation);
     void cancelCallRequested();
+    void adviceRequested(double safety); // the Advisor tab: measure the calls held
     void windowRequested(qint64 sinceMs, const QString& label); // ms before now; 0 = live
     void reportRequested(const QStringList& callIds, const QString& path, bool includePayloads);
     void cancelReportRequested();
@@ -107,6 +114,10 @@ private:
     AnomaliesView* m_anomalies;
     DrilldownView* m_drilldown;
     InstancesView* m_instances;
+    AdvisorView* m_advisor;
+    bool m_adviceAsked = false; // the Advisor tab measured once when first shown
+    Notifier* m_notifier;
+    bool m_judgedSeen = false; // a snapshot said the window is judged: openings are news
     QComboBox* m_window;
     QLineEdit* m_search;
     QLabel* m_postgres;

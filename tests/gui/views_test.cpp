@@ -3,12 +3,14 @@
 // lanes with the right bands; the item models pass QAbstractItemModelTester.
 #include "models/call_store.h"
 #include "models/diagnosis.h"
+#include "views/advisor_view.h"
 #include "views/anomalies_view.h"
 #include "views/anomaly_table_model.h"
 #include "views/clock.h"
 #include "views/drilldown_view.h"
 #include "views/instances_view.h"
 #include "views/main_window.h"
+#include "views/notifier.h"
 #include "views/overview_view.h"
 #include "views/palette.h"
 #include "views/timeline_painter.h"
@@ -23,10 +25,13 @@
 #include <QImage>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QListWidget>
+#include <QMainWindow>
 #include <QMenu>
 #include <QMenuBar>
 #include <QPainter>
 #include <QProxyStyle>
+#include <QPushButton>
 #include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
@@ -361,6 +366,114 @@ TEST(Instances, LanesShowEachInstanceOverTimeWithItsDuplicates) {
     EXPECT_GT(coloured, 50);
     v.setStats({}, kNoTime, kNoTime); // nothing held: no lanes, a word instead
     EXPECT_TRUE(axis->text().contains(QStringLiteral("nothing held")));
+}
+
+// The Advisor: a histogram per tail with its percentiles, the windows drawn,
+// the arithmetic, and the callIds at risk (hostile ones shown escaped).
+TEST(Advisor, ShowsTheTailsTheArithmeticAndTheCallsAtRisk) {
+    AdvisorView v;
+    v.resize(1200, 800);
+    auto a = std::make_shared<Advice>();
+    a->from = 1'700'000'000'000;
+    a->to = a->from + 3'600'000;
+    a->retryDelay.count = 3;
+    a->retryDelay.p50 = a->retryDelay.p90 = 500;
+    a->retryDelay.p99 = a->retryDelay.p999 = a->retryDelay.max = 2'800;
+    a->retryDelay.histogram[bucketOf(500)] = 2;
+    a->retryDelay.histogram[bucketOf(2'800)] = 1;
+    a->observedWindow.count = 3;
+    a->observedWindow.min = a->observedWindow.p50 = 1'000;
+    a->recommendedWindowMs = 6'000;
+    a->windowArithmetic = "window >= 2 x max(p99.9 retry delay 2.8 s, ...) = 6.0 s";
+    a->windowsShorterThanRecommended = 3;
+    a->atRisk = {"cid-1", "cid-\u202e<b>2</b>"};
+    QSignalSpy asked(&v, &AdvisorView::adviceRequested);
+    QSignalSpy opened(&v, &AdvisorView::callRequested);
+    EXPECT_FALSE(v.measured());
+    v.setAdvice(a);
+    EXPECT_TRUE(v.measured());
+    EXPECT_TRUE(v.recommendations()->text().contains(QStringLiteral("window >= 2 x max")));
+    EXPECT_TRUE(v.recommendations()->text().contains(QStringLiteral("3 records shorter")));
+    ASSERT_EQ(v.atRisk()->count(), 2);
+    EXPECT_FALSE(v.atRisk()->item(1)->text().contains(QChar(0x202e)));
+    EXPECT_TRUE(v.histogram(1)->toolTip().contains(QStringLiteral("p99.9 2.8 s")));
+    EXPECT_TRUE(v.histogram(0)->toolTip().contains(QStringLiteral("nothing measured")));
+    emit v.atRisk()->itemActivated(v.atRisk()->item(0));
+    ASSERT_EQ(opened.count(), 1);
+    EXPECT_EQ(opened.last().at(0).toString(), QStringLiteral("cid-1"));
+    v.findChild<QPushButton*>()->click();
+    ASSERT_EQ(asked.count(), 1);
+    EXPECT_DOUBLE_EQ(asked.last().at(0).toDouble(), 2.0);
+    v.show();
+    const QImage img = v.grab().toImage();
+    img.save(shot("advisor.png"));
+    // The retry histogram has bars in the highlight colour.
+    const QImage h = v.histogram(1)->grab().toImage();
+    int bars = 0;
+    const QColor hl = v.histogram(1)->palette().color(QPalette::Highlight);
+    for (int y = 0; y < h.height(); y += 2)
+        for (int x = 0; x < h.width(); x += 2)
+            bars += h.pixelColor(x, y) == hl;
+    EXPECT_GT(bars, 20);
+}
+
+// Notifications: only live openings of critical anomalies, coalesced into
+// one message; a click opens the first callId; a muted kind stays quiet,
+// remembered across restarts; data in the text is escaped.
+TEST(Notifications, NewCriticalsAreCoalescedMutedAndOpenTheDrilldown) {
+    QSettings().remove(QStringLiteral("notifications"));
+    QMainWindow host;
+    host.resize(1000, 700);
+    host.statusBar()->showMessage(QStringLiteral("status"));
+    host.show();
+    auto* n = new Notifier(&host);
+    QSignalSpy opened(n, &Notifier::callRequested);
+    const auto opening = [](AnomalyKind k, Severity s, const std::string& id) {
+        AnomalyChange c;
+        c.what = ChangeKind::Opened;
+        c.anomaly.kind = k;
+        c.anomaly.severity = s;
+        c.anomaly.callIds = {id};
+        c.anomaly.summary = "summary of " + id;
+        return c;
+    };
+    // The window's backlog is not news.
+    n->take({opening(AnomalyKind::KeyRotation, Severity::Critical, "old")}, false);
+    n->flushNow();
+    EXPECT_FALSE(n->toast()->isVisible());
+    // Live: criticals only, all in one message.
+    n->take({opening(AnomalyKind::KeyRotation, Severity::Critical, "cid-\u202e<i>1</i>"),
+             opening(AnomalyKind::ConcurrentExecution, Severity::Critical, "cid-2"),
+             opening(AnomalyKind::DigestConflict, Severity::Warning, "cid-3"),
+             opening(AnomalyKind::KeyRotation, Severity::Critical, "cid-4")},
+            true);
+    n->flushNow();
+    ASSERT_TRUE(n->toast()->isVisible());
+    EXPECT_EQ(n->lastTitle(), QStringLiteral("3 critical anomalies"));
+    EXPECT_TRUE(
+        n->lastText().contains(QStringLiteral("key_rotation \u00d72, concurrent_execution")))
+        << n->lastText().toStdString();
+    EXPECT_FALSE(n->lastText().contains(QChar(0x202e))) << "escaped";
+    EXPECT_TRUE(n->toast()->geometry().bottom() < host.statusBar()->geometry().top());
+    host.grab().save(shot("notification.png"));
+    // A click on the toast's Open: the drill-down of the first callId.
+    const auto buttons = n->toast()->findChildren<QPushButton*>();
+    for (QPushButton* b : buttons)
+        if (b->text() == QStringLiteral("Open"))
+            b->click();
+    ASSERT_EQ(opened.count(), 1);
+    EXPECT_EQ(opened.last().at(0).toString(), QStringLiteral("cid-\u202e<i>1</i>"));
+    EXPECT_FALSE(n->toast()->isVisible());
+    // Muted: key_rotation says nothing more, also after a restart.
+    n->setMuted(AnomalyKind::KeyRotation, true);
+    n->take({opening(AnomalyKind::KeyRotation, Severity::Critical, "cid-5")}, true);
+    n->flushNow();
+    EXPECT_FALSE(n->toast()->isVisible());
+    Notifier again(&host);
+    EXPECT_TRUE(again.muted(AnomalyKind::KeyRotation));
+    EXPECT_FALSE(again.muted(AnomalyKind::ConcurrentExecution));
+    again.setMuted(AnomalyKind::KeyRotation, false);
+    QSettings().remove(QStringLiteral("notifications"));
 }
 
 // In the main window, choosing an instance filters the anomalies to those
