@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -23,8 +24,8 @@ namespace callscope {
 
 namespace {
 
-// The environment of the command: ours, and the change's bounded words.
-std::vector<std::string> environmentFor(const ExecRunner::Job& job) {
+// Our environment, without the words each change sets.
+std::vector<std::string> ownEnvironment() {
     std::vector<std::string> env;
     for (char** e = environ; e && *e; ++e) {
         const std::string_view v(*e);
@@ -32,6 +33,11 @@ std::vector<std::string> environmentFor(const ExecRunner::Job& job) {
             v.rfind("CALLSCOPE_SEVERITY=", 0) != 0)
             env.emplace_back(v);
     }
+    return env;
+}
+
+// The environment of the command: ours, and the change's bounded words.
+std::vector<std::string> environmentFor(std::vector<std::string> env, const ExecRunner::Job& job) {
     env.push_back("CALLSCOPE_CHANGE=" + job.change);
     env.push_back("CALLSCOPE_KIND=" + job.kind);
     env.push_back("CALLSCOPE_SEVERITY=" + job.severity);
@@ -62,11 +68,9 @@ bool writeAll(int fd, const std::string& text, EpochMillis deadline) {
 
 } // namespace
 
-ExecRunner::ExecRunner(std::string command, int concurrency, Millis timeout,
-                       std::size_t maxQueued)
-    : m_command(std::move(command)), m_timeout(timeout), m_maxQueued(maxQueued) {
-    // A command that exits without reading its stdin must not kill us.
-    std::signal(SIGPIPE, SIG_IGN);
+ExecRunner::ExecRunner(std::string command, int concurrency, Millis timeout, std::size_t maxQueued)
+    : m_command(std::move(command)), m_environ(ownEnvironment()), m_timeout(timeout),
+      m_maxQueued(maxQueued) {
     for (int i = 0; i < std::max(1, concurrency); ++i)
         m_workers.emplace_back([this] { worker(); });
 }
@@ -114,6 +118,12 @@ void ExecRunner::finish(Millis drainFor) {
 }
 
 void ExecRunner::worker() {
+    // A command that exits without reading its stdin: EPIPE on this thread's
+    // write, never a SIGPIPE that would end watch (the block is this thread's).
+    sigset_t pipe;
+    sigemptyset(&pipe);
+    sigaddset(&pipe, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
     for (;;) {
         Job job;
         {
@@ -164,7 +174,7 @@ std::string ExecRunner::runOne(const Job& job) {
     sigaddset(&defaults, SIGINT);
     sigaddset(&defaults, SIGTERM);
     posix_spawnattr_setsigdefault(&attr, &defaults);
-    std::vector<std::string> env = environmentFor(job);
+    std::vector<std::string> env = environmentFor(m_environ, job);
     std::vector<char*> envp;
     for (auto& e : env)
         envp.push_back(e.data());
@@ -180,28 +190,42 @@ std::string ExecRunner::runOne(const Job& job) {
         ::close(in[1]);
         return std::string("cannot start: ") + std::strerror(rc);
     }
-    const EpochMillis deadline = nowMillis() + m_timeout.count();
+    EpochMillis deadline = nowMillis() + m_timeout.count();
     ::fcntl(in[1], F_SETFL, O_NONBLOCK);
     writeAll(in[1], job.line, deadline);
     ::close(in[1]);
-    int status = 0;
-    for (;;) {
-        const pid_t r = ::waitpid(pid, &status, WNOHANG);
-        if (r == pid)
-            break;
-        if (r < 0 && errno != EINTR)
-            return std::string("lost: ") + std::strerror(errno);
+    // Whether the command has exited, leaving it a zombie: its pid, and so
+    // its process group's id, cannot be reused before we reap it.
+    const auto exited = [pid] {
+        siginfo_t info{};
+        return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+               info.si_pid == pid;
+    };
+    bool killed = false;
+    while (!exited()) {
+        {
+            // Stopping: what runs gets what is left of the drain, not its timeout.
+            std::lock_guard lock(m_mutex);
+            if (m_stopping && m_drainUntil < deadline)
+                deadline = m_drainUntil;
+        }
         if (nowMillis() >= deadline) {
             ::kill(-pid, SIGTERM);
             const EpochMillis grace = nowMillis() + 2000;
-            while (::waitpid(pid, &status, WNOHANG) == 0 && nowMillis() < grace)
+            while (!exited() && nowMillis() < grace)
                 std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            ::kill(-pid, SIGKILL);
-            ::waitpid(pid, &status, 0);
-            return "killed after " + formatDuration(m_timeout);
+            killed = true;
+            break;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    if (killed)
+        ::kill(-pid, SIGKILL); // the rest of the group (the leader, if it is still there)
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (killed)
+        return "killed after " + formatDuration(m_timeout);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return {};
     if (WIFEXITED(status))

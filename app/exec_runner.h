@@ -46,6 +46,7 @@ private:
     std::string runOne(const Job& job);
 
     const std::string m_command;
+    const std::vector<std::string> m_environ; // ours, copied once (without the change's words)
     const Millis m_timeout;
     const std::size_t m_maxQueued;
     mutable std::mutex m_mutex;

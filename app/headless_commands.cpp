@@ -27,6 +27,8 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 extern "C" void onStopSignal(int) {
+    if (g_stop) // a second Ctrl+C: stop now, whatever is still draining
+        std::_Exit(130);
     g_stop = true;
 }
 
@@ -329,6 +331,10 @@ int runWatchCommand(const WatchOptions& options) {
                           << " so far): " << visibleText(why) << std::endl;
         }
     };
+    // The window's anomalies (judged once it is loaded) are printed, but they
+    // are not news: --exec and the opened counters take only what happens
+    // while following.
+    bool following = false;
     const auto print = [&](const AnomalyChange& c) {
         // An open anomaly forgotten over the memory budget is said to be, so a
         // consumer does not hold it open forever; resolved ones were closed.
@@ -338,11 +344,11 @@ int runWatchCommand(const WatchOptions& options) {
                            : c.what == ChangeKind::Changed  ? "changed"
                            : c.what == ChangeKind::Resolved ? "resolved"
                                                             : "forgotten";
-        if (metrics)
+        if (metrics && following)
             metrics->anomalyChanged(c, nowMillis());
         JsonWriter line;
         writeAnomaly(line, c.anomaly, what);
-        if (exec)
+        if (exec && following)
             exec->submit({line.text(), what, std::string(toString(c.anomaly.kind)),
                           std::string(toString(c.anomaly.severity))});
         if (json) {
@@ -351,6 +357,8 @@ int runWatchCommand(const WatchOptions& options) {
             std::cout << formatIsoMillis(nowMillis()) << " " << what << " "
                       << readableAnomaly(c.anomaly) << std::endl;
         }
+        if (!std::cout) // stdout closed (`| head`): nobody reads any more
+            g_stop = true;
     };
     // Each source loads the window before now (retrying while it is down),
     // then follows; the window's anomalies come out once every source has
@@ -364,6 +372,7 @@ int runWatchCommand(const WatchOptions& options) {
     while (!g_stop) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         try {
+            following = monitor.windowJudged(); // before the pump that judges the window
             for (const AnomalyChange& c : monitor.pump(nowMillis()))
                 print(c);
         } catch (const SourceError& e) {

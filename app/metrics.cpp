@@ -65,11 +65,10 @@ struct MetricsServer::Impl {
             .Name("callscope_source_lag_messages")
             .Help("Messages written to the source not yet read (Kafka)")
             .Register(*registry);
-    prometheus::Family<prometheus::Gauge>& store =
-        prometheus::BuildGauge()
-            .Name("callscope_store_calls")
-            .Help("CallIds held in memory")
-            .Register(*registry);
+    prometheus::Family<prometheus::Gauge>& store = prometheus::BuildGauge()
+                                                       .Name("callscope_store_calls")
+                                                       .Help("CallIds held in memory")
+                                                       .Register(*registry);
     prometheus::Family<prometheus::Gauge>& storeBytes =
         prometheus::BuildGauge()
             .Name("callscope_store_bytes")
@@ -95,11 +94,10 @@ struct MetricsServer::Impl {
             .Name("callscope_exec_commands_total")
             .Help("watch --exec commands by result: ok, failed, dropped")
             .Register(*registry);
-    prometheus::Family<prometheus::Gauge>& buildInfo =
-        prometheus::BuildGauge()
-            .Name("callscope_build_info")
-            .Help("Always 1; the version as a label")
-            .Register(*registry);
+    prometheus::Family<prometheus::Gauge>& buildInfo = prometheus::BuildGauge()
+                                                           .Name("callscope_build_info")
+                                                           .Help("Always 1; the version as a label")
+                                                           .Register(*registry);
 
     std::map<std::string, Mirrored> mirrored; // by a name of ours
     std::map<std::string, prometheus::Gauge*> open;
@@ -116,8 +114,10 @@ struct MetricsServer::Impl {
 };
 
 MetricsServer::MetricsServer(const std::string& hostPort) {
+    // ":9464" is every address, as Prometheus writes it; civetweb wants a host.
+    const std::string address = hostPort.rfind(':', 0) == 0 ? "0.0.0.0" + hostPort : hostPort;
     try {
-        m = std::make_unique<Impl>(hostPort);
+        m = std::make_unique<Impl>(address);
     } catch (const std::exception& e) {
         throw std::runtime_error("cannot serve metrics on " + hostPort + ": " + e.what());
     }
@@ -146,8 +146,8 @@ void MetricsServer::anomalyChanged(const AnomalyChange& c, EpochMillis now) {
     const std::string kind(toString(c.anomaly.kind));
     m->counter("opened/" + kind, m->anomaliesOpened, {{"kind", kind}}).counter->Increment();
     if (c.anomaly.firstEventAt != kNoTime && now >= c.anomaly.firstEventAt) {
-        static const prometheus::Histogram::BucketBoundaries buckets{
-            0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600};
+        static const prometheus::Histogram::BucketBoundaries buckets{0.1, 0.5, 1,   2,   5,   10,
+                                                                     30,  60,  120, 300, 900, 3600};
         m->detectionDelay.Add({{"kind", kind}}, buckets)
             .Observe(double(now - c.anomaly.firstEventAt) / 1000.0);
     }
@@ -176,8 +176,7 @@ void MetricsServer::update(Monitor& monitor, EpochMillis now, const ExecStats* e
         const prometheus::Labels labels{{"source", h.source}};
         m->sourceUp.Add(labels).Set(h.connected && h.state != SourceState::Down ? 1 : 0);
         if (h.readTo != kNoTime)
-            m->sourceLag.Add(labels).Set(double(std::max<EpochMillis>(0, now - h.readTo)) /
-                                         1000.0);
+            m->sourceLag.Add(labels).Set(double(std::max<EpochMillis>(0, now - h.readTo)) / 1000.0);
         if (h.source == "kafka")
             m->sourceLagMessages.Add(labels).Set(double(h.lag));
     }

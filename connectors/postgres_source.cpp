@@ -392,11 +392,15 @@ struct PostgresSource::Impl {
         const auto st = statusWords.find(f[2]);
         const bool inRange = saneTime(toInt(f[5], 0)) && saneTime(toInt(f[6], 0));
         if (f[0].empty() || !st || nulls[5] || nulls[6] || !inRange) {
-            b.rejected.push_back({f[0].empty() ? "missing call_id"
-                                  : !st        ? "unknown status \"" + f[2] + "\""
-                                  : !inRange   ? "created_at/updated_at out of range"
-                                               : "missing created_at/updated_at",
-                                  cfg.record.table, f[0]});
+            // The reason is a fixed word (counted per reason, a metric label);
+            // the value that did not fit goes with the sample.
+            b.rejected.push_back(
+                {f[0].empty() ? "missing call_id"
+                 : !st        ? "unknown status"
+                 : !inRange   ? "created_at/updated_at out of range"
+                              : "missing created_at/updated_at",
+                 cfg.record.table,
+                 !f[0].empty() && !st ? f[0] + " (status \"" + f[2] + "\")" : f[0]});
             return;
         }
         RecordObservation o;
@@ -417,11 +421,13 @@ struct PostgresSource::Impl {
         const auto out = outcomeWords.find(f[5]);
         const bool inRange = saneTime(toInt(f[6], 0)) && (nulls[7] || saneTime(toInt(f[7], 0)));
         if (f[1].empty() || !out || nulls[6] || !inRange) {
-            b.rejected.push_back({f[1].empty() ? "missing call_id"
-                                  : !out       ? "unknown outcome \"" + f[5] + "\""
-                                  : !inRange   ? "arrived_at/finished_at out of range"
-                                               : "missing arrived_at",
-                                  cfg.attempt.table, f[1]});
+            b.rejected.push_back(
+                {f[1].empty() ? "missing call_id"
+                 : !out       ? "unknown outcome"
+                 : !inRange   ? "arrived_at/finished_at out of range"
+                              : "missing arrived_at",
+                 cfg.attempt.table,
+                 !f[1].empty() && !out ? f[1] + " (outcome \"" + f[5] + "\")" : f[1]});
             return;
         }
         AttemptObservation o;

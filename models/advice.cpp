@@ -101,7 +101,8 @@ void AdviceCollector::addCall(const CallStore& store, std::uint32_t i) {
             break;
         }
         case EventType::Record:
-            if (recordDone == kNoTime && isTerminal(static_cast<RecordStatus>(e.code)))
+            if (isTerminal(static_cast<RecordStatus>(e.code)) &&
+                (recordDone == kNoTime || at < recordDone))
                 recordDone = at;
             break;
         case EventType::Receipt:
@@ -175,12 +176,12 @@ Advice AdviceCollector::finish(const std::vector<Anomaly>& anomalies, double saf
                               adviceDuration(a.receiptDelay.p999) + " = " +
                               adviceDuration(*a.recommendedReceiptBudgetMs);
     }
-    std::set<std::string> risk(m_atRisk.begin(), m_atRisk.end());
+    std::set<std::string> risk(m_atRisk.begin(), m_atRisk.end()), replayed;
     for (const Anomaly& an : anomalies)
-        if (an.kind == AnomalyKind::ExpiredReplay) {
-            risk.insert(an.callIds.begin(), an.callIds.end());
-            a.expiredReplays++;
-        }
+        if (an.kind == AnomalyKind::ExpiredReplay)
+            replayed.insert(an.callIds.begin(), an.callIds.end());
+    risk.insert(replayed.begin(), replayed.end());
+    a.expiredReplays = static_cast<std::int64_t>(replayed.size());
     a.atRisk.assign(risk.begin(), risk.end());
     return a;
 }

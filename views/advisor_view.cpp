@@ -40,13 +40,13 @@ HistogramWidget::HistogramWidget(const QString& title, QWidget* parent)
 void HistogramWidget::setDistribution(const Distribution& d, std::vector<Line> lines) {
     m_d = d;
     m_lines = std::move(lines);
-    setToolTip(d.count == 0 ? tr("%1: nothing measured").arg(m_title)
-                            : tr("%1: %2 samples; p50 %3, p90 %4, p99 %5, p99.9 %6, max %7")
-                                  .arg(m_title)
-                                  .arg(d.count)
-                                  .arg(durationText(d.p50), durationText(d.p90),
-                                       durationText(d.p99), durationText(d.p999),
-                                       durationText(d.max)));
+    setToolTip(d.count == 0
+                   ? tr("%1: nothing measured").arg(m_title)
+                   : tr("%1: %2 samples; p50 %3, p90 %4, p99 %5, p99.9 %6, max %7")
+                         .arg(m_title)
+                         .arg(d.count)
+                         .arg(durationText(d.p50), durationText(d.p90), durationText(d.p99),
+                              durationText(d.p999), durationText(d.max)));
     update();
 }
 
@@ -74,9 +74,9 @@ void HistogramWidget::paintEvent(QPaintEvent*) {
     p.drawLine(plot.bottomLeft(), plot.bottomRight());
     const auto xOf = [&](double ms) { return plot.left() + axisFraction(ms) * plot.width(); };
     // The axis: round durations, a log scale.
-    const std::pair<double, const char*> ticks[] = {
-        {1, "1 ms"}, {10, "10 ms"},   {100, "100 ms"}, {1e3, "1 s"},     {1e4, "10 s"},
-        {6e4, "1 m"}, {6e5, "10 m"}, {3.6e6, "1 h"},  {3.6e7, "10 h"}};
+    const std::pair<double, const char*> ticks[] = {{1, "1 ms"},   {10, "10 ms"},  {100, "100 ms"},
+                                                    {1e3, "1 s"},  {1e4, "10 s"},  {6e4, "1 m"},
+                                                    {6e5, "10 m"}, {3.6e6, "1 h"}, {3.6e7, "10 h"}};
     for (const auto& [ms, label] : ticks) {
         const double x = xOf(ms);
         p.setPen(grid);
@@ -194,8 +194,8 @@ void AdvisorView::setAdvice(std::shared_ptr<const Advice> advice) {
     const QColor recommended = stateColor("SUCCESS");
     std::vector<HistogramWidget::Line> windows;
     if (a.observedWindow.count > 0)
-        windows.push_back({a.observedWindow.min, tr("configured window (shortest)"), configured,
-                           true});
+        windows.push_back(
+            {a.observedWindow.min, tr("configured window (shortest)"), configured, true});
     if (a.recommendedWindowMs)
         windows.push_back({*a.recommendedWindowMs, tr("recommended window"), recommended, false});
     std::vector<HistogramWidget::Line> stale;
@@ -203,7 +203,8 @@ void AdvisorView::setAdvice(std::shared_ptr<const Advice> advice) {
         stale.push_back({*a.recommendedStaleTimeoutMs, tr("stale timeout"), recommended, false});
     std::vector<HistogramWidget::Line> receipt;
     if (a.recommendedReceiptBudgetMs)
-        receipt.push_back({*a.recommendedReceiptBudgetMs, tr("receipt budget"), recommended, false});
+        receipt.push_back(
+            {*a.recommendedReceiptBudgetMs, tr("receipt budget"), recommended, false});
     m_histograms[0]->setDistribution(a.processing, stale);
     m_histograms[1]->setDistribution(a.retryDelay, windows);
     m_histograms[2]->setDistribution(a.receiptDelay, receipt);

@@ -185,8 +185,9 @@ MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
     connect(m_advisor, &AdvisorView::adviceRequested, this, &MainWindow::adviceRequested);
     connect(m_advisor, &AdvisorView::callRequested, this, &MainWindow::openCall);
     connect(m_notifier, &Notifier::callRequested, this, &MainWindow::openCall);
+    // (Not before a snapshot has come: until then nobody would answer.)
     connect(m_tabs, &QTabWidget::currentChanged, this, [this](int i) {
-        if (i == AdvisorTab && !m_adviceAsked) {
+        if (i == AdvisorTab && !m_adviceAsked && m_lastStats) {
             m_adviceAsked = true;
             emit adviceRequested(2.0);
         }
@@ -560,6 +561,7 @@ QDialog* MainWindow::showShortcuts() {
 void MainWindow::restart(qint64 windowMs) {
     m_pending.clear();
     m_judgedSeen = false;
+    m_adviceAsked = false; // another window: measured again when the tab is shown
     m_lastStats.reset();
     m_anomalyModel->clear();
     m_anomalyModel->setWindow(windowMs);
@@ -732,6 +734,10 @@ void MainWindow::applyPending() {
         m_notifier->take(changes, m_judgedSeen);
     }
     m_judgedSeen = m_judgedSeen || latest->windowJudged;
+    if (m_tabs->currentIndex() == AdvisorTab && !m_adviceAsked && m_lastStats) {
+        m_adviceAsked = true; // the tab was open before anything could answer
+        emit adviceRequested(2.0);
+    }
     m_anomalyModel->setNow(latest->at);
     const auto& byKind = m_anomalyModel->openByKind();
     const auto& bySeverity = m_anomalyModel->openBySeverity();

@@ -5,8 +5,8 @@
 #include <QApplication>
 #include <QEvent>
 #include <QHBoxLayout>
-#include <QLayout>
 #include <QLabel>
+#include <QLayout>
 #include <QMouseEvent>
 #include <QPushButton>
 #include <QSettings>
@@ -121,7 +121,7 @@ void Notifier::take(const std::vector<AnomalyChange>& changes, bool live) {
         return;
     for (const AnomalyChange& c : changes)
         if (c.what == ChangeKind::Opened && c.anomaly.severity == Severity::Critical &&
-            !muted(c.anomaly.kind))
+            !muted(c.anomaly.kind) && m_pending.size() < 1000) // a burst: one message anyway
             m_pending.push_back(c.anomaly);
     if (!m_pending.empty() && !m_coalesce->isActive())
         m_coalesce->start(kCoalesceMs);
@@ -149,14 +149,16 @@ void Notifier::show() {
         kinds << (n > 1 ? QStringLiteral("%1 \u00d7%2").arg(qs(toString(kind))).arg(n)
                         : qs(toString(kind)));
     // Data from messages and tables: shown escaped, never as markup.
-    m_lastText = (m_pending.size() > 1 ? kinds.join(QStringLiteral(", ")) + QLatin1Char('\n')
-                                       : QString()) +
-                 shownText(first.summary) + QLatin1Char('\n') +
-                 tr("callId %1").arg(shownText(first.callIds.empty() ? std::string("-")
-                                                                     : first.callIds.front()));
+    m_lastText =
+        (m_pending.size() > 1 ? kinds.join(QStringLiteral(", ")) + QLatin1Char('\n') : QString()) +
+        shownText(first.summary) + QLatin1Char('\n') +
+        tr("callId %1")
+            .arg(shownText(first.callIds.empty() ? std::string("-") : first.callIds.front()));
     m_pending.clear();
     if (m_tray && m_tray->supportsMessages()) {
-        m_tray->showMessage(m_lastTitle, m_lastText + tr("\nClick to open it."),
+        // Some notification servers read markup in the body: escaped for them.
+        m_tray->showMessage(m_lastTitle,
+                            QString(m_lastText + tr("\nClick to open it.")).toHtmlEscaped(),
                             QSystemTrayIcon::Critical, kToastMs);
         return;
     }
@@ -173,7 +175,7 @@ void Notifier::show() {
 }
 
 void Notifier::placeToast() {
-    const int w = std::min(440, m_host->width() - 24);
+    const int w = std::max(200, std::min(440, m_host->width() - 24));
     m_toast->setFixedWidth(w);
     // The wrapped text's height at this width.
     m_toast->layout()->activate();

@@ -38,9 +38,9 @@ TEST(ExecRunner, EachChangeReachesTheCommandOnStdinWithItsWords) {
     const std::string out = tempFile("out");
     std::remove(out.c_str());
     {
-        ExecRunner r("{ cat; echo \" $CALLSCOPE_CHANGE $CALLSCOPE_KIND $CALLSCOPE_SEVERITY\"; } >> " +
-                         out,
-                     1, Millis{5000});
+        ExecRunner r(
+            "{ cat; echo \" $CALLSCOPE_CHANGE $CALLSCOPE_KIND $CALLSCOPE_SEVERITY\"; } >> " + out,
+            1, Millis{5000});
         EXPECT_TRUE(r.submit(job(R"({"a":1})")));
         EXPECT_TRUE(r.submit(job(R"({"a":2})")));
         r.finish(Millis{5000});
@@ -93,4 +93,14 @@ TEST(ExecRunner, AFullQueueDropsInsteadOfBlocking) {
     EXPECT_GE(r.stats().dropped, 16);
     r.finish(Millis{0}); // what waits is dropped, what runs finishes
     EXPECT_LE(r.stats().run, 1);
+}
+
+TEST(ExecRunner, StoppingCutsARunningCommandShortAtTheDrain) {
+    ExecRunner r("sleep 60", 1, Millis{60'000});
+    r.submit(job("{}"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(200)); // it runs
+    const auto started = std::chrono::steady_clock::now();
+    r.finish(Millis{300});
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(4));
+    EXPECT_EQ(r.stats().timedOut, 1);
 }
