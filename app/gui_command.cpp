@@ -23,7 +23,9 @@
 #include <QIcon>
 #include <QMessageBox>
 #include <QPointer>
+#include <QSettings>
 #include <QSize>
+#include <QTemporaryDir>
 #include <QThread>
 #include <QTimer>
 
@@ -109,7 +111,9 @@ int takeScreenshots(MainWindow& w, const QString& dir) {
 }
 
 // The application object every dashboard runs in: names for QSettings, the
-// desktop file and icon, the theme the user chose last.
+// desktop file and icon, the theme the user chose last. Screenshots
+// (`offscreenIfHeadless`) use settings of their own, thrown away after: the
+// pictures do not depend on the user's saved columns, tab or theme.
 std::unique_ptr<QApplication> makeApplication(int& argc, char** argv, bool offscreenIfHeadless) {
     if (offscreenIfHeadless && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") &&
         qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
@@ -120,6 +124,11 @@ std::unique_ptr<QApplication> makeApplication(int& argc, char** argv, bool offsc
     QApplication::setApplicationVersion(QString::fromUtf8(callscopeVersion()));
     QGuiApplication::setDesktopFileName(QStringLiteral("io.github.callscope.Callscope"));
     QApplication::setWindowIcon(QIcon(QStringLiteral(":/icons/io.github.callscope.Callscope.svg")));
+    if (offscreenIfHeadless) {
+        static QTemporaryDir settings;
+        QSettings::setDefaultFormat(QSettings::IniFormat);
+        QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, settings.path());
+    }
     initTheme();
     return app;
 }
