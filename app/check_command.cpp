@@ -134,8 +134,9 @@ void checkPostgres(const Config& config, int sample, Tally& tally) {
                       "counted and skipped");
 }
 
-// The business-effect probe ([probe]): its query prepared and planned.
-void checkProbe(const Config& config, Tally& tally) {
+// The business-effect probe ([probe]): its query prepared and planned;
+// false when it cannot be (effect_missing will not run).
+bool checkProbe(const Config& config, Tally& tally) {
     const ProbeConfig& p = config.probe;
     std::cout << "  probe    " << visibleText(p.sql) << "  ($1 = " << p.key << ", "
               << formatDuration(p.delay) << " after SUCCESS, rate " << p.rate << ", at most "
@@ -146,7 +147,7 @@ void checkProbe(const Config& config, Tally& tally) {
     if (!probe.explain(plan, error)) {
         tally.configProblem = true;
         tally.problem("probe.sql cannot be prepared: " + error);
-        return;
+        return false;
     }
     std::cout << "    " << (plan.scansWholeTable ? "NO INDEX " : "planned  ")
               << (plan.lines.empty() ? std::string("(no plan)") : visibleText(plan.lines.front()))
@@ -154,6 +155,7 @@ void checkProbe(const Config& config, Tally& tally) {
     if (plan.scansWholeTable)
         tally.warning("probe.sql scans the whole table for each SUCCESS record; index the column "
                       "$1 is compared with");
+    return true;
 }
 
 // What Kafka turned out to hold: the sources the detections will really have.
@@ -265,10 +267,11 @@ int runCheckCommand(const CheckOptions& options) {
                                              : visibleText(config->sourcePath))
               << " is valid\n\n";
     Tally tally;
+    bool probeWorks = config->probe.enabled();
     if (config->readsPostgres()) {
         checkPostgres(*config, options.sample, tally);
         if (config->probe.enabled())
-            checkProbe(*config, tally);
+            probeWorks = checkProbe(*config, tally);
     } else
         std::cout << "PostgreSQL  not read ([postgres] enabled = false)\n";
     std::cout << '\n';
@@ -283,7 +286,12 @@ int runCheckCommand(const CheckOptions& options) {
     DetectionSources sources = sourcesOf(*config);
     sources.receipts = kafka.receipts;
     sources.callerEvents = kafka.callers;
-    const auto off = detectionsOff(sources);
+    sources.probe = sources.probe && probeWorks;
+    auto off = detectionsOff(sources);
+    if (config->probe.enabled() && !probeWorks) // say why it is off: not for want of a [probe]
+        for (auto& [kind, why] : off)
+            if (kind == AnomalyKind::EffectMissing)
+                why = "probe.sql cannot be prepared (PROBLEM above)";
     std::string on;
     for (const std::string_view kind : kAnomalyKindNames) {
         bool isOff = false;

@@ -257,15 +257,6 @@ void defineWatch(CLI::App& app, WatchOptions& o) {
         ->type_name("T")
         ->capture_default_str();
     s->add_flag("--json", o.json, "JSON lines with \"change\" first");
-    s->add_option("--exec", o.exec,
-                  "run CMD (with /bin/sh) per anomaly change, its JSON line on stdin and "
-                  "CALLSCOPE_CHANGE, CALLSCOPE_KIND, CALLSCOPE_SEVERITY set; its output goes "
-                  "to stderr")
-        ->type_name("CMD");
-    s->add_option("--exec-concurrency", o.execConcurrency, "--exec commands running at once")
-        ->check(CLI::Range(1, 64))
-        ->type_name("N")
-        ->capture_default_str();
     s->add_option("--metrics", o.metrics,
                   "serve Prometheus metrics at http://HOST:PORT/metrics (\":9464\": every "
                   "address)")
@@ -280,6 +271,15 @@ void defineWatch(CLI::App& app, WatchOptions& o) {
             },
             "", "address"))
         ->type_name("HOST:PORT");
+    s->add_option("--exec", o.exec,
+                  "run CMD (with /bin/sh) per anomaly change while following (not for the "
+                  "--since window's), its JSON line on stdin and CALLSCOPE_CHANGE, "
+                  "CALLSCOPE_KIND, CALLSCOPE_SEVERITY set; its output goes to stderr")
+        ->type_name("CMD");
+    s->add_option("--exec-concurrency", o.execConcurrency, "--exec commands running at once")
+        ->check(CLI::Range(1, 64))
+        ->type_name("N")
+        ->capture_default_str();
     s->add_option("--exec-timeout", o.execTimeout,
                   "an --exec command still running after this is killed (its process group)")
         ->check(durationValue())

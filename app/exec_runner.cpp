@@ -132,7 +132,7 @@ void ExecRunner::worker() {
             if (m_queue.empty())
                 return;
             if (m_stopping && nowMillis() > m_drainUntil) {
-                m_stats.dropped += static_cast<std::int64_t>(m_queue.size());
+                m_stats.notRun += static_cast<std::int64_t>(m_queue.size());
                 m_queue.clear();
                 return;
             }
@@ -144,7 +144,7 @@ void ExecRunner::worker() {
         m_stats.run++;
         if (!failure.empty()) {
             m_stats.failed++;
-            m_stats.timedOut += failure.rfind("killed", 0) == 0;
+            m_stats.timedOut += failure.rfind("killed after", 0) == 0;
             m_stats.lastFailure = failure;
             if (m_newFailures.size() < 100)
                 m_newFailures.push_back(failure);
@@ -201,13 +201,15 @@ std::string ExecRunner::runOne(const Job& job) {
         return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
                info.si_pid == pid;
     };
-    bool killed = false;
+    bool killed = false, cut = false;
     while (!exited()) {
         {
             // Stopping: what runs gets what is left of the drain, not its timeout.
             std::lock_guard lock(m_mutex);
-            if (m_stopping && m_drainUntil < deadline)
+            if (m_stopping && m_drainUntil < deadline) {
                 deadline = m_drainUntil;
+                cut = true;
+            }
         }
         if (nowMillis() >= deadline) {
             ::kill(-pid, SIGTERM);
@@ -225,7 +227,8 @@ std::string ExecRunner::runOne(const Job& job) {
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (killed)
-        return "killed after " + formatDuration(m_timeout);
+        return cut ? std::string("killed at shutdown (still running when watch stopped)")
+                   : "killed after " + formatDuration(m_timeout);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return {};
     if (WIFEXITED(status))

@@ -20,6 +20,7 @@ namespace callscope {
 
 struct ExecStats {
     std::int64_t run = 0, failed = 0, timedOut = 0, dropped = 0;
+    std::int64_t notRun = 0; // still queued when watch stopped (after the drain)
     std::string lastFailure; // "exit 3", "killed after 10s", "cannot start: ..."
 };
 

@@ -119,6 +119,12 @@ std::string summaryLine(const Monitor& m) {
     w.key("detectionsOff").object();
     for (const auto& [kind, why] : detectionsOff(m.engine().sources()))
         w.field(toString(kind), why);
+    if (m.probes()) {
+        const ProbeStats p = m.probeStats();
+        if (p.asked > 0 && p.failed == p.asked) // configured, but it judged nothing
+            w.field(toString(AnomalyKind::EffectMissing),
+                    "every business-effect probe failed: " + p.lastError);
+    }
     w.end().key("anomalies").object();
     for (const auto& [kind, n] : byKind)
         w.field(kind, n);
@@ -163,7 +169,7 @@ void printDetectionsOff(const char* command, const DetectionSources& sources) {
     std::cerr << '\n';
 }
 
-void printSourceFacts(const char* command, Monitor& m) {
+void printSourceFacts(const char* command, Monitor& m, bool detections) {
     for (const SourceHealth& h : m.healthChanges())
         if (!h.note.empty())
             std::cerr << "callscope " << command << ": " << visibleText(h.source) << ": "
@@ -176,8 +182,13 @@ void printSourceFacts(const char* command, Monitor& m) {
                                     : std::string())
                   << (p.lastError.empty() ? std::string() : " (" + visibleText(p.lastError) + ")")
                   << '\n';
+        if (p.asked > 0 && p.failed == p.asked)
+            std::cerr << "callscope " << command
+                      << ": effect_missing was not judged: every business-effect probe failed "
+                         "(callscope check shows why)\n";
     }
-    printDetectionsOff(command, m.engine().sources());
+    if (detections)
+        printDetectionsOff(command, m.engine().sources());
 }
 
 namespace {
@@ -204,8 +215,8 @@ int prepareWindowCommand(const char* command, const std::string& sinceText,
 
 // Reads the window (Ctrl+C cancels) and says on stderr what the sources
 // told; 0, or the exit code.
-int loadWindowOrReport(const char* command, Monitor& monitor, EpochMillis since,
-                       EpochMillis until) {
+int loadWindowOrReport(const char* command, Monitor& monitor, EpochMillis since, EpochMillis until,
+                       bool detections = true) {
     try {
         monitor.connect();
         monitor.loadWindow(since, until, g_stop);
@@ -216,7 +227,7 @@ int loadWindowOrReport(const char* command, Monitor& monitor, EpochMillis since,
         std::cerr << "callscope " << command << ": cancelled\n";
         return ExitRuntime;
     }
-    printSourceFacts(command, monitor);
+    printSourceFacts(command, monitor, detections);
     return ExitOk;
 }
 } // namespace
@@ -267,7 +278,8 @@ int runAdviseCommand(const AdviseOptions& options) {
     // Calls measured as they leave memory while the window loads, and the rest at the end.
     monitor.setReleaseObserver(
         [&](const CallStore& store, std::uint32_t i) { collector.addCall(store, i); });
-    if (const int failed = loadWindowOrReport("advise", monitor, *since, *until))
+    // (advise judges nothing: no word of detections that are off)
+    if (const int failed = loadWindowOrReport("advise", monitor, *since, *until, false))
         return failed;
     const CallStore& store = monitor.store();
     for (std::uint32_t i = 0; i < store.size(); ++i)
@@ -308,7 +320,9 @@ int runWatchCommand(const WatchOptions& options) {
             std::cerr << "callscope watch: " << visibleText(e.what()) << '\n';
             return ExitRuntime;
         }
-        std::cerr << "callscope watch: Prometheus metrics at http://" << options.metrics
+        std::cerr << "callscope watch: Prometheus metrics at http://"
+                  << (options.metrics.rfind(':', 0) == 0 ? "0.0.0.0" + options.metrics
+                                                         : options.metrics)
                   << "/metrics" << std::endl;
     }
     std::unique_ptr<ExecRunner> exec;
@@ -444,7 +458,8 @@ int runWatchCommand(const WatchOptions& options) {
         reportExec();
         const ExecStats x = exec->stats();
         std::cerr << "callscope watch: exec: " << x.run << " run, " << x.failed << " failed ("
-                  << x.timedOut << " timed out), " << x.dropped << " dropped" << std::endl;
+                  << x.timedOut << " timed out), " << x.dropped << " dropped (queue full), "
+                  << x.notRun << " not run (queued when watch stopped)" << std::endl;
     }
     return ExitOk;
 }

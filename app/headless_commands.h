@@ -7,7 +7,7 @@ class Monitor;
 
 // After a window load: the facts about the sources (a configured topic that
 // does not exist) and the detections that cannot fire, one line each on stderr.
-void printSourceFacts(const char* command, Monitor& monitor);
+void printSourceFacts(const char* command, Monitor& monitor, bool detections = true);
 
 int runScanCommand(const ScanOptions& options);
 int runAdviseCommand(const AdviseOptions& options);

@@ -119,7 +119,10 @@ MetricsServer::MetricsServer(const std::string& hostPort) {
     try {
         m = std::make_unique<Impl>(address);
     } catch (const std::exception& e) {
-        throw std::runtime_error("cannot serve metrics on " + hostPort + ": " + e.what());
+        // civetweb says "null context ... binding to port": in our words.
+        throw std::runtime_error("cannot serve metrics on " + address +
+                                 ": the port is in use or the address is not this machine's (" +
+                                 e.what() + ")");
     }
     m->exposer.RegisterCollectable(m->registry);
     m->buildInfo.Add({{"version", CALLSCOPE_VERSION}}).Set(1);

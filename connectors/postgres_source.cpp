@@ -109,6 +109,10 @@ struct PostgresSource::Impl {
 
     // The follow thread's own state.
     EpochMillis recordCursor = kNoTime, attemptCursor = kNoTime;
+    // The loaded window's start: following never reads rows before it (the
+    // look back over clock_skew would bring in calls whose other events, read
+    // from the window's start only, are missing, and judge them half-seen).
+    EpochMillis windowStart = kNoTime;
     std::map<std::int64_t, EpochMillis> openAttempts; // id -> arrived, re-read until finished
     std::int64_t polls = 0;
 
@@ -609,20 +613,23 @@ struct PostgresSource::Impl {
             lastDeepRead = steadyNow;
             back = std::max<std::int64_t>(back, cfg.clockSkew.count());
         }
-        const EpochMillis seenRecord =
-            pageThrough(recordSelect, recordUpdated, recordCallId, 0, recordCursor - back, sink,
-                        &Impl::addRecord, [](const ObservationBatch& b) {
-                            EpochMillis t = kNoTime;
-                            for (const auto& r : b.records)
-                                t = std::max(t, r.updatedAt);
-                            return t;
-                        });
+        const auto notBeforeWindow = [&](EpochMillis t) {
+            return windowStart == kNoTime ? t : std::max(t, windowStart);
+        };
+        const EpochMillis seenRecord = pageThrough(recordSelect, recordUpdated, recordCallId, 0,
+                                                   notBeforeWindow(recordCursor - back), sink,
+                                                   &Impl::addRecord, [](const ObservationBatch& b) {
+                                                       EpochMillis t = kNoTime;
+                                                       for (const auto& r : b.records)
+                                                           t = std::max(t, r.updatedAt);
+                                                       return t;
+                                                   });
         // A row stamped ahead of the database's clock does not move the cursor
         // past it, so rows committed later with true times are still read.
         recordCursor = std::max(recordCursor, std::min(seenRecord, dbNow));
         if (attemptSelect.empty())
             return;
-        const EpochMillis attemptFrom = attemptCursor - back;
+        const EpochMillis attemptFrom = notBeforeWindow(attemptCursor - back);
         const EpochMillis seenAttempt =
             pageThrough(attemptSelect, attemptArrived, attemptId, 0, attemptFrom, sink,
                         &Impl::addAttempt, [](const ObservationBatch& b) {
@@ -911,6 +918,7 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
                                 const std::atomic<bool>& cancel) {
     if (!m->conn)
         m->connect();
+    m->windowStart = m->windowStart == kNoTime ? since : std::min(m->windowStart, since);
     try {
         // Records that changed in the window (created before its end), and
         // attempts that arrived in it, read in slices of time (a 64th of the

@@ -102,5 +102,7 @@ TEST(ExecRunner, StoppingCutsARunningCommandShortAtTheDrain) {
     const auto started = std::chrono::steady_clock::now();
     r.finish(Millis{300});
     EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(4));
-    EXPECT_EQ(r.stats().timedOut, 1);
+    EXPECT_EQ(r.stats().failed, 1);
+    EXPECT_EQ(r.stats().timedOut, 0); // not its timeout: watch stopped
+    EXPECT_EQ(r.stats().lastFailure.rfind("killed at shutdown", 0), 0u) << r.stats().lastFailure;
 }
