@@ -234,14 +234,13 @@ int loadWindowOrReport(const char* command, Monitor& monitor, EpochMillis since,
 
 int runScanCommand(const ScanOptions& options) {
     const bool json = options.json;
-    EpochMillis from = 0, to = 0;
+    EpochMillis since = 0, until = 0;
     std::optional<Config> config;
     if (const int refused = prepareWindowCommand("scan", options.since, options.until,
-                                                 options.config, from, to, config))
+                                                 options.config, since, until, config))
         return refused;
-    const std::optional<EpochMillis> since = from, until = to;
     Monitor monitor(*config);
-    if (const int failed = loadWindowOrReport("scan", monitor, *since, *until))
+    if (const int failed = loadWindowOrReport("scan", monitor, since, until))
         return failed;
     std::vector<const Anomaly*> list;
     for (const Anomaly& a : monitor.engine().anomalies())
@@ -254,7 +253,7 @@ int runScanCommand(const ScanOptions& options) {
         std::cout << summaryLine(monitor) << '\n';
     } else {
         std::cout << (list.empty() ? "no anomalies" : std::to_string(list.size()) + " anomalies")
-                  << " in " << formatIsoMillis(*since) << " .. " << formatIsoMillis(*until) << "\n"
+                  << " in " << formatIsoMillis(since) << " .. " << formatIsoMillis(until) << "\n"
                   << summaryLine(monitor) << '\n';
     }
     printRejects(monitor.rejects());
@@ -265,27 +264,25 @@ int runScanCommand(const ScanOptions& options) {
 }
 
 int runAdviseCommand(const AdviseOptions& options) {
-    EpochMillis from = 0, to = 0;
+    EpochMillis since = 0, until = 0;
     std::optional<Config> config;
     if (const int refused = prepareWindowCommand("advise", options.since, options.until,
-                                                 options.config, from, to, config))
+                                                 options.config, since, until, config))
         return refused;
-    const std::optional<EpochMillis> since = from, until = to;
     Config measuring = *config;
     measuring.probe.sql.clear(); // the business-effect probe tells nothing about tails
     Monitor monitor(measuring);
     AdviceCollector collector;
     // Calls measured as they leave memory while the window loads, and the rest at the end.
-    monitor.setReleaseObserver(
-        [&](const CallStore& store, std::uint32_t i) { collector.addCall(store, i); });
+    monitor.setReleaseObserver([&](std::uint32_t i) { collector.addCall(monitor.store(), i); });
     // (advise judges nothing: no word of detections that are off)
-    if (const int failed = loadWindowOrReport("advise", monitor, *since, *until, false))
+    if (const int failed = loadWindowOrReport("advise", monitor, since, until, false))
         return failed;
     const CallStore& store = monitor.store();
     for (std::uint32_t i = 0; i < store.size(); ++i)
         collector.addCall(store, i);
     const Advice advice =
-        collector.finish(monitor.engine().anomalies(), options.safety, *since, *until);
+        collector.finish(monitor.engine().anomalies(), options.safety, since, until);
     if (options.json) {
         std::cout << adviceJson(advice) << '\n';
     } else {

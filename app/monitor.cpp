@@ -234,26 +234,23 @@ void Monitor::scheduleProbes(const std::vector<std::uint32_t>* calls) {
                : SIZE_MAX;
     std::lock_guard lock(m_probeMutex);
     const auto consider = [&](std::uint32_t i) {
-        const CallState& c = m_store.call(i);
-        if (!c.hasRecord() || c.recordStatus() != RecordStatus::Success ||
-            (c.flags & (ProbeScheduled | EffectProbed | ProbeSkipped)))
+        if (m_store.call(i).flags & (ProbeScheduled | ProbeSkipped))
             return;
-        const std::string callId = m_store.callId(i);
+        EpochMillis due = kNoTime;
+        std::string key = probeKey(i, due);
+        if (key.empty())
+            return; // no bizNo yet: asked when a caller event brings one
+        std::string callId = m_store.callId(i);
         // Sampled by callId: the same calls each run, whichever mode asks.
         if (p.rate < 1.0 && double(hashText(callId)) / 18446744073709551616.0 >= p.rate)
             return;
-        std::string key = p.key == "callId" ? callId : m_store.bizNo(c.bizNo);
-        if (key.empty())
-            return; // no bizNo yet: asked when a caller event brings one
         if (m_probeTasks.size() >= cap) {
             m_store.markProbeSkipped(i);
             m_probeStats.skipped++;
             return;
         }
-        const EpochMillis updated = m_store.timeOf(c, c.updated);
         m_store.markProbeScheduled(i);
-        m_probeTasks.push({(updated == kNoTime ? nowMillis() : updated) + p.delay.count(), callId,
-                           std::move(key), 0});
+        m_probeTasks.push({due, std::move(callId), std::move(key), 0});
     };
     if (calls) {
         for (const std::uint32_t i : *calls)
@@ -302,7 +299,7 @@ void Monitor::runProbe(ProbeTask task, bool live) {
     if (retry)
         return;
     ObservationBatch b;
-    b.probes.push_back({task.callId, found.value_or(false), !found, nowMillis()});
+    b.probes.push_back({task.callId, found.value_or(false), !found});
     deliver(std::move(b));
 }
 
@@ -350,22 +347,29 @@ void Monitor::askDueProbes(const std::atomic<bool>& cancel) {
     applyQueued(nowMillis(), false);
 }
 
+std::string Monitor::probeKey(std::uint32_t i, EpochMillis& due) const {
+    const CallState& c = m_store.call(i);
+    if (!c.hasRecord() || c.recordStatus() != RecordStatus::Success || (c.flags & EffectProbed))
+        return {};
+    const EpochMillis updated = m_store.timeOf(c, c.updated);
+    due = (updated == kNoTime ? nowMillis() : updated) + m_config.probe.delay.count();
+    return m_config.probe.key == "callId" ? m_store.callId(i) : m_store.bizNo(c.bizNo);
+}
+
 void Monitor::probeNow(std::uint32_t i) {
     if (!m_probe || i == CallStore::npos)
         return;
-    const CallState& c = m_store.call(i);
-    const std::string callId = m_store.callId(i);
-    const EpochMillis updated = m_store.timeOf(c, c.updated);
-    std::string key = m_config.probe.key == "callId" ? callId : m_store.bizNo(c.bizNo);
-    if (!c.hasRecord() || c.recordStatus() != RecordStatus::Success || (c.flags & EffectProbed) ||
-        key.empty() || updated == kNoTime || updated + m_config.probe.delay.count() > nowMillis())
+    EpochMillis due = kNoTime;
+    std::string key = probeKey(i, due);
+    if (key.empty() || due > nowMillis())
         return;
-    if (c.flags & ProbeScheduled) {
+    const std::string callId = m_store.callId(i);
+    if (m_store.call(i).flags & ProbeScheduled) {
         std::lock_guard lock(m_probeMutex);
         m_probeAnswered.insert(callId); // its queued task is skipped
     }
     m_store.markProbeScheduled(i);
-    runProbe({updated + m_config.probe.delay.count(), callId, std::move(key), 0}, false);
+    runProbe({due, callId, std::move(key), 0}, false);
     applyQueued(nowMillis(), true);
 }
 
@@ -451,12 +455,9 @@ void Monitor::releaseWhileLoading(const RetentionPolicy& policy, Millis grace,
     // receipts and records with what has been read.)
     // The probes due now are asked first: a call waiting for one stays.
     askDueProbes(cancel);
-    const ReleaseResult r = releaseFinal(
-        m_store, m_engine, policy, {readTo, grace, m_config.detect.keyRotationWindow}, nowMillis(),
-        std::max(batch, m_store.size() / 4),
-        m_releaseObserver ? std::function<void(std::uint32_t)>(
-                                [this](std::uint32_t i) { m_releaseObserver(m_store, i); })
-                          : std::function<void(std::uint32_t)>());
+    const ReleaseResult r =
+        releaseFinal(m_store, m_engine, policy, {readTo, grace, m_config.detect.keyRotationWindow},
+                     nowMillis(), std::max(batch, m_store.size() / 4), m_releaseObserver);
     m_nextReleaseLook = r.left > 0 ? m_store.size() * 4 / 3 : m_store.size() * 9 / 8;
     m_evictions.released += static_cast<std::int64_t>(r.left);
     m_evictions.releasedWithRecord += static_cast<std::int64_t>(r.withRecord);

@@ -122,7 +122,7 @@ public:
     ProbeStats probeStats() const;
     // Told of each call before it leaves memory while a window loads (the
     // advisor measures every call, not only those still held at the end).
-    void setReleaseObserver(std::function<void(const CallStore&, std::uint32_t)> f) {
+    void setReleaseObserver(std::function<void(std::uint32_t)> f) {
         m_releaseObserver = std::move(f);
     }
     bool probes() const { return m_probe != nullptr; }
@@ -173,6 +173,9 @@ private:
     void askDueProbes(const std::atomic<bool>& cancel);
     // A drill-down or inspect of a SUCCESS past its delay: asked now.
     void probeNow(std::uint32_t call);
+    // What the probe asks of a SUCCESS record not yet asked ("" when nothing:
+    // not SUCCESS, asked already, or no bizNo yet), and when it is due.
+    std::string probeKey(std::uint32_t call, EpochMillis& due) const;
 
     // One source in live mode, as its thread reports it (under m_mutex) and
     // the model thread shows it.
@@ -243,7 +246,7 @@ private:
     std::mutex m_probeRun; // one probe at a time: guards m_probe's session and m_lastProbe
     std::chrono::steady_clock::time_point m_lastProbe{};
 
-    std::function<void(const CallStore&, std::uint32_t)> m_releaseObserver;
+    std::function<void(std::uint32_t)> m_releaseObserver;
     std::atomic<bool> m_stop{false};
     std::vector<std::thread> m_threads;
 };

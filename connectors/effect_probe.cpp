@@ -25,19 +25,11 @@ std::string trimmed(std::string text) {
     return text;
 }
 
-// A connection that cannot be made in 5 s is a failed probe, not a hang.
-std::string withConnectTimeout(std::string dsn) {
-    if (dsn.find("connect_timeout") != std::string::npos)
-        return dsn;
-    if (dsn.find("://") == std::string::npos)
-        return dsn + " connect_timeout=5";
-    return dsn + (dsn.find('?') == std::string::npos ? "?" : "&") + "connect_timeout=5";
-}
 } // namespace
 
 bool EffectProbe::explain(Plan& plan, std::string& error) {
     try {
-        pqxx::connection c(withConnectTimeout(m_postgres.dsn));
+        pqxx::connection c(dsnWithConnectTimeout(m_postgres.dsn));
         // Prepared by the protocol: one statement only, never a script.
         c.prepare("callscope_probe_check", m_probe.sql);
         pqxx::read_transaction t(c);
@@ -73,7 +65,7 @@ void EffectProbe::cancel() {
 std::optional<bool> EffectProbe::exists(const std::string& key, std::string& error) {
     try {
         if (!m_session) {
-            auto session = std::make_unique<Session>(withConnectTimeout(m_postgres.dsn));
+            auto session = std::make_unique<Session>(dsnWithConnectTimeout(m_postgres.dsn));
             {
                 std::lock_guard lock(m_sessionMutex);
                 m_session = std::move(session);

@@ -116,19 +116,12 @@ struct PostgresSource::Impl {
     std::map<std::int64_t, EpochMillis> openAttempts; // id -> arrived, re-read until finished
     std::int64_t polls = 0;
 
-    std::string dsnWithTimeout() const {
-        const std::string& d = cfg.dsn;
-        if (d.find("://") != std::string::npos || d.find("connect_timeout") != std::string::npos)
-            return d;
-        return d + " connect_timeout=5";
-    }
-
     // A read-only session; the mapping is checked (and the queries made) by
     // the first connection that asks for it.
     std::unique_ptr<pqxx::connection> open(bool prepare = true) {
         std::unique_ptr<pqxx::connection> c;
         try {
-            c = std::make_unique<pqxx::connection>(dsnWithTimeout());
+            c = std::make_unique<pqxx::connection>(dsnWithConnectTimeout(cfg.dsn));
             pqxx::nontransaction w(*c);
             // callscope only reads: every transaction of this session is read-only.
             // (One round trip: a drill-down opens a connection of its own.)

@@ -168,4 +168,12 @@ std::string scrubSecrets(std::string text, std::vector<std::string> secrets) {
     return text;
 }
 
+std::string dsnWithConnectTimeout(const std::string& dsn) {
+    if (dsn.find("connect_timeout") != std::string::npos)
+        return dsn;
+    if (dsn.find("://") == std::string::npos)
+        return dsn + " connect_timeout=5";
+    return dsn + (dsn.find('?') == std::string::npos ? "?" : "&") + "connect_timeout=5";
+}
+
 } // namespace callscope

@@ -31,6 +31,10 @@ bool isSecretProperty(std::string_view name);
 // values of secret Kafka properties), for scrubSecrets.
 std::vector<std::string> secretValues(const Config& config);
 std::vector<std::string> dsnSecrets(const std::string& dsn);
+
+// The DSN with connect_timeout=5 unless it names one (key=value and URI
+// forms): a server that does not answer is an error, not a hang.
+std::string dsnWithConnectTimeout(const std::string& dsn);
 // The values of the secret properties, and the pieces of structured ones.
 std::vector<std::string> propertySecrets(const std::map<std::string, std::string>& properties);
 

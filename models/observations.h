@@ -73,8 +73,7 @@ struct CallerObservation {
 struct ProbeObservation {
     std::string callId;
     bool found = false;
-    bool failed = false;      // the query failed: asked, nothing known
-    EpochMillis at = kNoTime; // when it was asked
+    bool failed = false; // the query failed: asked, nothing known
 };
 
 // A message or row that could not be used: counted per reason, a few kept

@@ -185,13 +185,7 @@ MainWindow::MainWindow(const QString& sourcesText, QWidget* parent)
     connect(m_advisor, &AdvisorView::adviceRequested, this, &MainWindow::adviceRequested);
     connect(m_advisor, &AdvisorView::callRequested, this, &MainWindow::openCall);
     connect(m_notifier, &Notifier::callRequested, this, &MainWindow::openCall);
-    // (Not before a snapshot has come: until then nobody would answer.)
-    connect(m_tabs, &QTabWidget::currentChanged, this, [this](int i) {
-        if (i == AdvisorTab && !m_adviceAsked && m_lastStats) {
-            m_adviceAsked = true;
-            emit adviceRequested(2.0);
-        }
-    });
+    connect(m_tabs, &QTabWidget::currentChanged, this, &MainWindow::measureAdviceOnce);
     connect(m_instances, &InstancesView::anomaliesRequested, this, [this](const QString& inst) {
         m_anomalies->setInstanceFilter(inst);
         showTab(AnomaliesTab);
@@ -589,6 +583,14 @@ void MainWindow::takeSnapshot(std::shared_ptr<const DashboardSnapshot> snapshot)
     m_pending.push_back(std::move(snapshot));
 }
 
+void MainWindow::measureAdviceOnce() {
+    // Not before a snapshot has come: until then nobody would answer.
+    if (m_tabs->currentIndex() == AdvisorTab && !m_adviceAsked && m_lastStats) {
+        m_adviceAsked = true;
+        emit adviceRequested(2.0);
+    }
+}
+
 void MainWindow::takeAdvice(std::shared_ptr<const Advice> advice) {
     m_advisor->setAdvice(std::move(advice));
 }
@@ -734,10 +736,7 @@ void MainWindow::applyPending() {
         m_notifier->take(changes, m_judgedSeen);
     }
     m_judgedSeen = m_judgedSeen || latest->windowJudged;
-    if (m_tabs->currentIndex() == AdvisorTab && !m_adviceAsked && m_lastStats) {
-        m_adviceAsked = true; // the tab was open before anything could answer
-        emit adviceRequested(2.0);
-    }
+    measureAdviceOnce(); // the tab may have been open before anything could answer
     m_anomalyModel->setNow(latest->at);
     const auto& byKind = m_anomalyModel->openByKind();
     const auto& bySeverity = m_anomalyModel->openBySeverity();

@@ -116,6 +116,7 @@ private:
     InstancesView* m_instances;
     AdvisorView* m_advisor;
     bool m_adviceAsked = false; // the Advisor tab measured once when first shown
+    void measureAdviceOnce();   // when the Advisor is the tab shown and has not measured
     Notifier* m_notifier;
     bool m_judgedSeen = false; // a snapshot said the window is judged: openings are news
     QComboBox* m_window;

@@ -20,7 +20,7 @@ DetectionSources withProbe() {
 }
 
 void probe(Scenario& s, const std::string& id, bool found, bool failed = false) {
-    ProbeObservation o{id, found, failed, T0 + MIN};
+    ProbeObservation o{id, found, failed};
     EXPECT_NE(s.store.add(o), CallStore::npos);
 }
 
@@ -71,6 +71,6 @@ TEST(EffectMissing, OnlyASuccessIsProbedAndAProbeOfAnUnknownCallIdIsDropped) {
     probe(s, "c1", false); // FAILED: no business row is expected
     s.open(T0 + 2 * MIN);
     EXPECT_EQ(s.find(AnomalyKind::EffectMissing), nullptr);
-    ProbeObservation stray{"never-seen", false, false, T0};
+    ProbeObservation stray{"never-seen", false, false};
     EXPECT_EQ(s.store.add(stray), CallStore::npos);
 }
