@@ -1,5 +1,6 @@
 #include "views/anomalies_view.h"
 
+#include "views/cached_text_delegate.h"
 #include "views/palette.h"
 
 #include <QApplication>
@@ -44,6 +45,7 @@ AnomaliesView::AnomaliesView(AnomalyTableModel* model, QWidget* parent)
     bar->addWidget(m_resolved);
 
     m_table->setModel(m_filter);
+    m_table->setItemDelegate(new CachedTextDelegate(m_table)); // redrawn at 20 Hz
     connect(model, &AnomalyTableModel::agesMoved, m_table->viewport(),
             qOverload<>(&QWidget::update));
     m_table->setSortingEnabled(true);

@@ -1,5 +1,6 @@
 #include "views/instances_view.h"
 
+#include "views/cached_text_delegate.h"
 #include "views/clock.h"
 #include "views/palette.h"
 
@@ -273,6 +274,7 @@ InstancesView::InstancesView(QWidget* parent)
     proxy->setSourceModel(m_model);
     proxy->setSortRole(InstanceTableModel::SortRole);
     m_table->setModel(proxy);
+    m_table->setItemDelegate(new CachedTextDelegate(m_table)); // redrawn each second
     m_table->setSortingEnabled(true);
     m_table->sortByColumn(InstanceTableModel::OpenAnomalies, Qt::DescendingOrder);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);

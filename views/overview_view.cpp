@@ -17,6 +17,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineSeries>
+#include <QPainter>
 #include <QValueAxis>
 
 #include <algorithm>
@@ -150,13 +151,10 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
     // The legend is a widget of its own: QtCharts drops entries that do not
     // fit, and every kind seen must stay named with its colour and count.
     m_anomalyChart->legend()->hide();
-    m_anomalyLegend = new QLabel(this);
+    m_anomalyLegend = new KindLegend(this);
     m_anomalyLegend->setObjectName(QStringLiteral("anomalyLegend"));
-    m_anomalyLegend->setTextFormat(Qt::RichText); // our kind names and counts only
-    m_anomalyLegend->setAlignment(Qt::AlignTop | Qt::AlignLeft);
     // Never narrower than its names: the chart gives way instead.
     m_anomalyLegend->setSizePolicy(QSizePolicy::Minimum, QSizePolicy::Preferred);
-    m_anomalyLegend->setText(tr("no anomalies yet"));
     m_anomalyX = new QDateTimeAxis;
     m_anomalyX->setFormat(QStringLiteral("HH:mm:ss"));
     m_anomalyX->setTickCount(4);
@@ -176,6 +174,86 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(tiles);
     layout->addLayout(charts, 1);
+}
+
+KindLegend::KindLegend(QWidget* parent) : QWidget(parent) {
+    m_hint = measure();
+}
+
+void KindLegend::setEntries(std::vector<Entry> entries) {
+    const bool same =
+        entries.size() == m_entries.size() &&
+        std::equal(entries.begin(), entries.end(), m_entries.begin(),
+                   [](const Entry& a, const Entry& b) {
+                       return a.name == b.name && a.count == b.count && a.colour == b.colour;
+                   });
+    if (same)
+        return;
+    m_entries = std::move(entries);
+    setToolTip(text());
+    // A layout only when the size changes (a kind seen first, a count's
+    // digits); a count alone repaints.
+    if (const QSize hint = measure(); hint != m_hint) {
+        m_hint = hint;
+        updateGeometry();
+    }
+    update();
+}
+
+QString KindLegend::text() const {
+    if (m_entries.empty())
+        return tr("no anomalies yet");
+    QStringList lines;
+    for (const Entry& e : m_entries)
+        lines << e.name + QLatin1Char(' ') + QString::number(e.count);
+    return lines.join(QLatin1Char('\n'));
+}
+
+QSize KindLegend::sizeHint() const {
+    return m_hint;
+}
+
+// Rows of: a square in the kind's colour, its name, its count (right).
+QSize KindLegend::measure() const {
+    const QFontMetrics fm(font());
+    if (m_entries.empty())
+        return {fm.horizontalAdvance(text()) + 4, fm.height() + 2};
+    int names = 0, counts = 0;
+    for (const Entry& e : m_entries) {
+        names = std::max(names, fm.horizontalAdvance(e.name));
+        counts = std::max(counts, fm.horizontalAdvance(QString::number(e.count)));
+    }
+    const int gap = fm.horizontalAdvance(QLatin1Char(' '));
+    return {fm.ascent() + gap + names + 2 * gap + counts + 2,
+            static_cast<int>(m_entries.size()) * (fm.height() + 1) + 2};
+}
+
+void KindLegend::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    const QFontMetrics fm(font());
+    p.setPen(palette().color(QPalette::WindowText));
+    if (m_entries.empty()) {
+        p.drawText(QPoint(2, 1 + fm.ascent()), text());
+        return;
+    }
+    const int gap = fm.horizontalAdvance(QLatin1Char(' '));
+    const int square = std::max(4, fm.ascent() * 2 / 3);
+    int y = 1;
+    for (const Entry& e : m_entries) {
+        p.fillRect(QRect(1, y + fm.ascent() - square, square, square), e.colour);
+        p.drawText(QPoint(1 + fm.ascent() + gap, y + fm.ascent()), e.name);
+        const QString count = QString::number(e.count);
+        p.drawText(QPoint(width() - 2 - fm.horizontalAdvance(count), y + fm.ascent()), count);
+        y += fm.height() + 1;
+    }
+}
+
+void KindLegend::changeEvent(QEvent* event) {
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::FontChange) {
+        m_hint = measure();
+        updateGeometry();
+    }
 }
 
 void OverviewView::changeEvent(QEvent* event) {
@@ -377,16 +455,12 @@ void OverviewView::update(const DashboardSnapshot& s,
                              chartMillis(std::max(s.at, m_anomalyPoints.front().first + 10'000))));
     m_anomalyX->setTitleText(tr("time (%1)").arg(zoneLabel(s.at)));
     // The legend: every kind seen, in its colour, with its open count now.
-    QString legend = QStringLiteral("<table cellspacing=\"1\">");
+    std::vector<KindLegend::Entry> legend;
     for (const auto& [kind, series] : m_anomalySeries) {
         const auto k = static_cast<std::size_t>(kind);
-        legend += QStringLiteral("<tr><td><span style=\"color:%1\">\u25a0</span></td>"
-                                 "<td>%2</td><td align=\"right\">&nbsp;%3</td></tr>")
-                      .arg(kindColor(k).name(), qs(kAnomalyKindNames[k]).toHtmlEscaped())
-                      .arg(openByKind[k]);
+        legend.push_back({kindColor(k), qs(kAnomalyKindNames[k]), openByKind[k]});
     }
-    if (!m_anomalySeries.empty())
-        m_anomalyLegend->setText(legend + QStringLiteral("</table>"));
+    m_anomalyLegend->setEntries(std::move(legend));
     m_anomalyY->setRange(0, anomalyTop < 5 ? 5 : anomalyTop * 1.15);
     m_anomalyY->setTickType(QValueAxis::TicksDynamic);
     m_anomalyY->setTickAnchor(0);

@@ -6,6 +6,7 @@
 #include "views/advisor_view.h"
 #include "views/anomalies_view.h"
 #include "views/anomaly_table_model.h"
+#include "views/cached_text_delegate.h"
 #include "views/clock.h"
 #include "views/drilldown_view.h"
 #include "views/instances_view.h"
@@ -36,6 +37,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSplitter>
+#include <QStandardItemModel>
 #include <QStatusBar>
 #include <QStyleOptionHeader>
 #include <QTableView>
@@ -994,7 +996,11 @@ TEST(Overview, EveryKindHasItsOwnColourAndStaysInTheLegend) {
     const QString legend = w.overview()->anomalyLegend()->text();
     for (const auto name : kAnomalyKindNames)
         EXPECT_TRUE(legend.contains(qs(name))) << name;
-    EXPECT_TRUE(legend.contains(kindColor(3).name())) << "key_rotation's colour";
+    const auto& entries = w.overview()->anomalyLegend()->entries();
+    ASSERT_EQ(entries.size(), kAnomalyKindNames.size());
+    for (const auto& e : entries)
+        EXPECT_EQ(e.count, 1) << e.name.toStdString();
+    EXPECT_EQ(entries[3].colour, kindColor(3)) << "key_rotation's colour";
     EXPECT_GT(w.overview()->anomalyLegend()->height(),
               w.overview()->anomalyLegend()->sizeHint().height() - 2)
         << "the legend is not cut at 1024x700";
@@ -1054,4 +1060,61 @@ TEST(Instances, ServersAndCallersAndAJumpToTheirAnomalies) {
               QStringLiteral("server"));
     emit w.instances()->anomaliesRequested(QStringLiteral("pay-svc-1"));
     EXPECT_EQ(w.anomalies()->filter()->instance(), QStringLiteral("pay-svc-1"));
+}
+
+// The anomaly and instance tables draw their texts from a cache (issue 12:
+// the anomaly table is redrawn 20 times a second). A cell must look as
+// QStyledItemDelegate draws it: plain, elided, coloured, selected, aligned,
+// beside its decoration; markup in a text is shown as written.
+TEST(CachedTextDelegate, DrawsCellsAsTheStyledDelegateDoes) {
+    QStandardItemModel model(0, 3);
+    const QStringList texts{
+        QStringLiteral("duplicate_caller"),
+        QStringLiteral("cid-20240520-000001, cid-20240520-000002, cid-20240520-000003, "
+                       "cid-20240520-000004 (elided)"),
+        QStringLiteral("<b>not bold</b> &amp; <img src=x>"),
+        QStringLiteral("order-api-7"),
+        QStringLiteral("two\nlines"),
+        QStringLiteral("3m 12s")};
+    for (int r = 0; r < texts.size(); ++r) {
+        QList<QStandardItem*> row;
+        for (int c = 0; c < 3; ++c) {
+            auto* item = new QStandardItem(texts[(r + c) % texts.size()]);
+            if (c == 0)
+                item->setData(QColor(0xd6, 0x27, 0x28), Qt::DecorationRole);
+            if (c == 1 && r % 2)
+                item->setForeground(QColor(0x8a, 0x8f, 0x98));
+            if (c == 2)
+                item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+            row << item;
+        }
+        model.appendRow(row);
+    }
+    QTableView view;
+    view.setModel(&model);
+    view.resize(640, 260);
+    view.setColumnWidth(0, 180);
+    view.setColumnWidth(1, 260);
+    view.setWordWrap(false);
+    view.setAlternatingRowColors(true);
+    view.setSelectionBehavior(QAbstractItemView::SelectRows);
+    view.selectRow(2);
+    view.show();
+    const QImage styled = view.grab().toImage();
+    auto* delegate = new CachedTextDelegate(&view);
+    view.setItemDelegate(delegate);
+    const QImage cached = view.grab().toImage();
+    cached.save(shot("cached-text-delegate.png"));
+    styled.save(shot("styled-text-delegate.png"));
+    ASSERT_EQ(styled.size(), cached.size());
+    int differing = 0;
+    for (int y = 0; y < styled.height(); ++y)
+        for (int x = 0; x < styled.width(); ++x)
+            differing += styled.pixel(x, y) != cached.pixel(x, y);
+    EXPECT_EQ(differing, 0) << "of " << styled.width() * styled.height() << " pixels";
+    EXPECT_GT(delegate->cachedTexts(), 0);
+    // Drawn again, nothing is laid out anew.
+    const qsizetype held = delegate->cachedTexts();
+    EXPECT_EQ(view.grab().toImage(), cached);
+    EXPECT_EQ(delegate->cachedTexts(), held);
 }
