@@ -61,6 +61,7 @@ void Monitor::deliver(ObservationBatch&& batch) {
         m_queueSpace.wait(lock, [&] { return m_queued < kMaxQueued || m_stop; });
     m_queued += n;
     m_queue.push_back(std::move(batch));
+    m_queueFilled.notify_one();
 }
 
 std::size_t Monitor::queued() {
@@ -418,7 +419,11 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
             nextRelease = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
             releaseWhileLoading(policy, grace, cancel);
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        // Until a batch comes (a reader held by a full queue waits for this
+        // thread: it does not sleep while there is work), or 20 ms.
+        std::unique_lock lock(m_mutex);
+        m_queueFilled.wait_for(lock, std::chrono::milliseconds(20),
+                               [&] { return !m_queue.empty() || running == 0; });
     }
     pg.join();
     kafka.join();

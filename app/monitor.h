@@ -209,6 +209,7 @@ private:
     std::deque<ObservationBatch> m_queue;
     std::size_t m_queued = 0; // observations and rejections in m_queue
     std::condition_variable m_queueSpace;
+    std::condition_variable m_queueFilled; // a batch came (a window load's model loop waits)
     // The thread that applies batches (set by the first applyQueued): it never
     // waits for queue space, every other thread (the sources) does.
     std::atomic<std::thread::id> m_modelThread{};

@@ -649,6 +649,17 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
                 if (const auto q = queues.find(p); q != queues.end())
                     got += consume(q->second, 0);
             if (got == 0) { // wait for the partition everything waits for
+                // librdkafka 2.0 stops fetching a partition whose queue is
+                // full and, when every queue is, its broker thread sleeps up
+                // to a second: reading drains queues without waking it (2.2
+                // added fetch.queue.backoff.ms for this). Nothing to read here
+                // means the queue everything waits for has been drained: a
+                // request to that partition's broker (its offsets, read-only)
+                // wakes the thread, which then fetches again. A 1M-call scan's
+                // Kafka read took 10.9 s with the sleeps, 7.7 s without.
+                std::int64_t low = 0, high = 0;
+                rd_kafka_query_watermark_offsets(window.rk, slowestKey.topic.c_str(),
+                                                 slowestKey.partition, &low, &high, 100);
                 const auto q = queues.find(slowestKey);
                 got = consume(q != queues.end() ? q->second : consumerQueue, 100);
             }
