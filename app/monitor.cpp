@@ -55,7 +55,9 @@ void Monitor::connect() {
 
 void Monitor::deliver(ObservationBatch&& batch) {
     const std::size_t n = batch.size() + batch.rejected.size();
+    std::vector<ObservationBatch> spent; // freed when this returns, the lock released
     std::unique_lock lock(m_mutex);
+    spent.swap(m_spent);
     const std::thread::id model = m_modelThread.load();
     if (model != std::thread::id{} && model != std::this_thread::get_id())
         m_queueSpace.wait(lock, [&] { return m_queued < kMaxQueued || m_stop; });
@@ -211,6 +213,12 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
             m_pgTrack.newestDataSeenAt = now;
         if (after.receipts + after.callerEvents > before.receipts + before.callerEvents)
             m_kafkaTrack.newestDataSeenAt = now;
+    }
+    {
+        std::lock_guard lock(m_mutex);
+        for (ObservationBatch& b : queue)
+            if (m_spent.size() < kMaxSpent)
+                m_spent.push_back(std::move(b));
     }
     if (!judge)
         return;

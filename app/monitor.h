@@ -130,7 +130,7 @@ public:
     // more than kMaxQueued wait is held until there is room (backpressure:
     // the queue no longer grows while the model thread is busy).
     std::size_t queued();
-    static constexpr std::size_t kMaxQueued = 100'000;
+    static constexpr std::size_t kMaxQueued = 50'000;
     std::vector<SourceHealth> healthChanges(); // since the last call
     const Config& config() const { return m_config; }
 
@@ -210,6 +210,11 @@ private:
     std::size_t m_queued = 0; // observations and rejections in m_queue
     std::condition_variable m_queueSpace;
     std::condition_variable m_queueFilled; // a batch came (a window load's model loop waits)
+    // Batches applied, freed by the next source to deliver (on its thread,
+    // which allocated them: the model thread spent a twentieth of a window
+    // load freeing strings). At most kMaxSpent wait; beyond, freed here.
+    std::vector<ObservationBatch> m_spent;
+    static constexpr std::size_t kMaxSpent = 4;
     // The thread that applies batches (set by the first applyQueued): it never
     // waits for queue space, every other thread (the sources) does.
     std::atomic<std::thread::id> m_modelThread{};

@@ -17,7 +17,7 @@
 namespace callscope {
 namespace {
 
-constexpr std::size_t kBatchRows = 20'000;
+constexpr std::size_t kBatchRows = 10'000;
 // Rows per page of an incremental read; pages follow each other by keyset
 // (time, id), so any number of rows sharing one timestamp is read through.
 constexpr std::int64_t kPageRows = 50'000;
@@ -100,6 +100,7 @@ struct PostgresSource::Impl {
     std::mutex prepareMutex;
     bool prepared = false;
     std::string recordSelect, attemptSelect; // "SELECT ... FROM table"
+    std::string recordStream, attemptStream; // the same without the cursor column
     std::string recordTable, attemptTable;
     std::map<std::string, TimeKind> timeKinds;   // quoted column -> kind
     std::map<std::string, std::string> sqlTypes; // quoted column -> its SQL type
@@ -349,8 +350,11 @@ struct PostgresSource::Impl {
             (r.lockVersion.empty()
                  ? std::string("0")
                  : column(rc, "record.lock_version", r.lockVersion, r.table) + "::bigint") +
-            ", " + millis(recordCreated) + ", " + millis(recordUpdated) + ", " + millis(expire) +
-            ", " + recordUpdated + "::text AS cs_cursor FROM " + recordTable;
+            ", " + millis(recordCreated) + ", " + millis(recordUpdated) + ", " + millis(expire);
+        // A window's read needs no cursor: the server spares formatting a
+        // time per row (a tenth of its work on a 1M-row read).
+        recordStream = recordSelect + " FROM " + recordTable;
+        recordSelect += ", " + recordUpdated + "::text AS cs_cursor FROM " + recordTable;
         if (!r.resultSnapshot.empty())
             column(rc, "record.result_snapshot", r.resultSnapshot, r.table);
 
@@ -378,8 +382,9 @@ struct PostgresSource::Impl {
             millis(attemptArrived) + ", " +
             (a.finishedAt.empty()
                  ? std::string("NULL::bigint")
-                 : millis(timeColumn(ac, "attempt.finished_at", a.finishedAt, a.table))) +
-            ", " + attemptArrived + "::text AS cs_cursor FROM " + attemptTable;
+                 : millis(timeColumn(ac, "attempt.finished_at", a.finishedAt, a.table)));
+        attemptStream = attemptSelect + " FROM " + attemptTable;
+        attemptSelect += ", " + attemptArrived + "::text AS cs_cursor FROM " + attemptTable;
         attemptsFinish = !a.finishedAt.empty();
     }
 
@@ -933,9 +938,9 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
                                       m->bound(m->recordCreated, "<", until);
             if (!last)
                 recordWhere += " AND " + m->bound(m->recordUpdated, "<", to);
-            m->stream(m->recordSelect + " WHERE " + recordWhere, sink, cancel, &Impl::addRecord);
+            m->stream(m->recordStream + " WHERE " + recordWhere, sink, cancel, &Impl::addRecord);
             if (attempts && !cancel)
-                m->stream(m->attemptSelect + " WHERE " + m->bound(m->attemptArrived, ">=", from) +
+                m->stream(m->attemptStream + " WHERE " + m->bound(m->attemptArrived, ">=", from) +
                               " AND " + m->bound(m->attemptArrived, "<", last ? until : to),
                           sink, cancel, &Impl::addAttempt);
             if (last)
