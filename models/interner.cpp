@@ -1,5 +1,6 @@
 #include "models/interner.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -83,7 +84,8 @@ std::string_view Interner::encode(std::string_view text, char* buf) const {
 }
 
 std::string_view Interner::stored(std::uint32_t id) const {
-    const char* p = m_bytes.data() + m_offsets[id];
+    const std::uint64_t at = m_offsets[id];
+    const char* p = m_blocks[at >> 32].get() + (at & 0xffffffffu);
     std::uint32_t len = static_cast<unsigned char>(p[0]);
     if (len == kPackedLength)
         return {p, 33};
@@ -153,21 +155,47 @@ std::uint32_t Interner::intern(std::string_view text) {
         lookup(enc, h, &slot);
     }
     const auto id = static_cast<std::uint32_t>(m_offsets.size());
-    m_offsets.push_back(m_bytes.size());
-    if (enc.size() == 33 && static_cast<unsigned char>(enc[0]) == kPackedLength) {
-        // a packed digest: its length byte is part of `enc`
-    } else if (enc.size() < kPackedLength) {
-        m_bytes.push_back(static_cast<char>(enc.size()));
-    } else {
-        m_bytes.push_back(static_cast<char>(255));
+    const bool packed = enc.size() == 33 && static_cast<unsigned char>(enc[0]) == kPackedLength;
+    // A packed digest's length byte is part of `enc`; other texts get one (or
+    // 255 and four).
+    const std::size_t head = packed ? 0 : enc.size() < kPackedLength ? 1 : 5;
+    std::uint64_t where = 0;
+    char* p = place(head + enc.size(), where);
+    if (head == 1) {
+        p[0] = static_cast<char>(enc.size());
+    } else if (head == 5) {
+        p[0] = static_cast<char>(255);
         const auto len = static_cast<std::uint32_t>(enc.size());
-        m_bytes.insert(m_bytes.end(), reinterpret_cast<const char*>(&len),
-                       reinterpret_cast<const char*>(&len) + 4);
+        std::memcpy(p + 1, &len, 4);
     }
-    m_bytes.insert(m_bytes.end(), enc.begin(), enc.end());
+    std::memcpy(p + head, enc.data(), enc.size());
+    m_offsets.push_back(where);
     m_slots[slot] = id;
     m_tags[slot] = tagOf(h);
     return id;
+}
+
+char* Interner::place(std::size_t bytes, std::uint64_t& where) {
+    if (bytes > kBlockBytes) { // a block of its own; the next text opens another
+        m_blocks.push_back(std::make_unique<char[]>(bytes));
+        m_blockBytes += bytes;
+        m_blockUsed = m_blockSize;
+        where = std::uint64_t(m_blocks.size() - 1) << 32;
+        return m_blocks.back().get();
+    }
+    if (m_blockUsed + bytes > m_blockSize) {
+        // Blocks grow with the texts held, from 4 KiB to 1 MiB: a small
+        // interner stays small, a large one wastes at most a block's end.
+        m_blockSize =
+            std::clamp<std::size_t>(m_blockBytes, std::max<std::size_t>(bytes, 4096), kBlockBytes);
+        m_blocks.push_back(std::make_unique<char[]>(m_blockSize));
+        m_blockBytes += m_blockSize;
+        m_blockUsed = 0;
+    }
+    where = std::uint64_t(m_blocks.size() - 1) << 32 | m_blockUsed;
+    char* p = m_blocks.back().get() + m_blockUsed;
+    m_blockUsed += bytes;
+    return p;
 }
 
 std::uint32_t Interner::find(std::string_view text) const {
@@ -203,8 +231,9 @@ std::string Interner::text(std::uint32_t id) const {
 }
 
 std::size_t Interner::memoryBytes() const {
-    return m_bytes.capacity() + m_offsets.capacity() * sizeof(std::uint64_t) +
-           m_slots.capacity() * 4 + m_tags.capacity();
+    return m_blockBytes + m_blocks.capacity() * sizeof(void*) +
+           m_offsets.capacity() * sizeof(std::uint64_t) + m_slots.capacity() * 4 +
+           m_tags.capacity();
 }
 
 } // namespace callscope
