@@ -7,6 +7,7 @@
 
 #include <pqxx/pqxx>
 
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -37,6 +38,82 @@ std::int64_t toInt(const std::string& s, std::int64_t fallback) {
     char* end = nullptr;
     const long long v = std::strtoll(s.c_str(), &end, 10);
     return *end ? fallback : v;
+}
+
+// A time column as the server writes it to our sessions (DateStyle ISO,
+// TimeZone UTC): "2024-05-20 10:29:03.120456+00" (timestamptz), the same
+// without the offset (timestamp: nominal, taken as UTC), "infinity",
+// "-infinity", a year past 9999 or BC; or the integer milliseconds millis()
+// makes of an epoch column. Microseconds round to the nearest millisecond,
+// half away from zero (as the server's numeric did when it converted them:
+// the server now only writes its text, a third of its work on a window).
+// What is not a time is out of range.
+std::int64_t timeField(const std::string& text, std::int64_t fallback) {
+    constexpr std::int64_t clamp = 9'000'000'000'000'000;
+    const std::string_view s = text;
+    if (s.empty())
+        return fallback;
+    std::int64_t v = 0;
+    if (const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        ec == std::errc{} && p == s.data() + s.size())
+        return v;
+    if (s == "infinity")
+        return clamp;
+    if (s == "-infinity" || s.ends_with(" BC"))
+        return -clamp;
+    std::size_t pos = 0;
+    const auto number = [&](std::size_t digits, int& out) {
+        if (pos + digits > s.size())
+            return false;
+        out = 0;
+        for (std::size_t i = 0; i < digits; ++i, ++pos) {
+            if (s[pos] < '0' || s[pos] > '9')
+                return false;
+            out = out * 10 + (s[pos] - '0');
+        }
+        return true;
+    };
+    const auto expect = [&](char c) { return pos < s.size() && s[pos++] == c; };
+    std::size_t yearDigits = 0;
+    while (yearDigits < s.size() && s[yearDigits] >= '0' && s[yearDigits] <= '9')
+        ++yearDigits;
+    if (yearDigits > 4)
+        return clamp; // past 9999
+    int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
+    if (yearDigits != 4 || !number(4, y) || !expect('-') || !number(2, mo) || !expect('-') ||
+        !number(2, d) || !expect(' ') || !number(2, h) || !expect(':') || !number(2, mi) ||
+        !expect(':') || !number(2, sec))
+        return clamp;
+    using namespace std::chrono;
+    const year_month_day ymd{year{y}, month{unsigned(mo)}, day{unsigned(d)}};
+    if (!ymd.ok() || h > 24 || mi > 59 || sec > 60)
+        return clamp;
+    std::int64_t micros = 0;
+    if (pos < s.size() && s[pos] == '.') {
+        ++pos;
+        int scale = 100'000, digits = 0;
+        for (; pos < s.size() && s[pos] >= '0' && s[pos] <= '9'; ++pos, ++digits) {
+            micros += (s[pos] - '0') * scale;
+            scale /= 10;
+        }
+        if (digits == 0 || digits > 6)
+            return clamp;
+    }
+    std::int64_t offset = 0; // seconds east of UTC
+    if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
+        const int sign = s[pos++] == '-' ? -1 : 1;
+        int oh = 0, om = 0, os = 0;
+        if (!number(2, oh) || (pos < s.size() && (!expect(':') || !number(2, om))) ||
+            (pos < s.size() && (!expect(':') || !number(2, os))))
+            return clamp;
+        offset = sign * (oh * 3600 + om * 60 + os);
+    }
+    if (pos != s.size())
+        return clamp;
+    const std::int64_t seconds = std::int64_t{sys_days{ymd}.time_since_epoch().count()} * 86'400 +
+                                 h * 3600 + mi * 60 + sec - offset;
+    const std::int64_t total = seconds * 1'000'000 + micros;
+    return total >= 0 ? (total + 500) / 1000 : -((-total + 500) / 1000);
 }
 
 std::string quoteIdent(pqxx::connection& c, const std::string& name) {
@@ -126,9 +203,11 @@ struct PostgresSource::Impl {
             pqxx::nontransaction w(*c);
             // callscope only reads: every transaction of this session is read-only.
             // (One round trip: a drill-down opens a connection of its own.)
+            // Times are read as the server writes them: ISO, in UTC (timeField()).
             w.exec("SET default_transaction_read_only = on; SET statement_timeout = " +
                    std::to_string(cfg.statementTimeout.count()) +
-                   "; SET application_name = 'callscope'");
+                   "; SET application_name = 'callscope'; SET DateStyle = 'ISO, YMD'; "
+                   "SET TimeZone = 'UTC'");
         } catch (const std::exception& e) {
             throw SourceError("PostgreSQL (" + redactDsn(cfg.dsn) + "): " + scrubbed(e.what()));
         }
@@ -253,18 +332,17 @@ struct PostgresSource::Impl {
         return q;
     }
 
-    // Epoch milliseconds of a time column, whatever its type, in SQL that
-    // cannot fail: infinity, NaN and integers of any width give a value
-    // clamped to +-9e15 (which the row readers treat as out of range).
+    // A time column in a form timeField() reads, in SQL that cannot fail:
+    // timestamps as they are (their text), epoch numbers as milliseconds
+    // (NaN and integers of any width clamped to +-9e15, which the row
+    // readers treat as out of range).
     std::string millis(const std::string& q) const {
         const std::string hi = kClamp, lo = std::string("-") + kClamp;
         switch (timeKinds.at(q)) {
         case TimeKind::TimestampTz:
         case TimeKind::Timestamp: // nominal time, taken as UTC
-            return "(CASE WHEN " + q + " IS NULL THEN NULL WHEN isfinite(" + q +
-                   ") THEN (extract(epoch from " + q + ") * 1000)::bigint WHEN " + q +
-                   " > 'epoch' THEN " + hi + " ELSE " + lo + " END)";
-        case TimeKind::Epoch: { // seconds or milliseconds, told apart by magnitude
+            return q;             // its text, read by timeField()
+        case TimeKind::Epoch: {   // seconds or milliseconds, told apart by magnitude
             const std::string n = q + "::numeric";
             return "(CASE WHEN " + q + " IS NULL THEN NULL WHEN " + n + " = 'NaN' THEN " + lo +
                    " WHEN " + n + " >= 1e16 THEN " + hi + " WHEN " + n + " <= -1e16 THEN " + lo +
@@ -392,7 +470,7 @@ struct PostgresSource::Impl {
     void addRecord(const std::vector<std::string>& f, const std::vector<bool>& nulls,
                    ObservationBatch& b) const {
         const auto st = statusWords.find(f[2]);
-        const bool inRange = saneTime(toInt(f[5], 0)) && saneTime(toInt(f[6], 0));
+        const bool inRange = saneTime(timeField(f[5], 0)) && saneTime(timeField(f[6], 0));
         if (f[0].empty() || !st || nulls[5] || nulls[6] || !inRange) {
             // The reason is a fixed word (counted per reason, a metric label);
             // the value that did not fit goes with the sample.
@@ -411,17 +489,18 @@ struct PostgresSource::Impl {
         o.status = *st;
         o.firstSource = f[3];
         o.lockVersion = static_cast<int>(toInt(f[4], 0));
-        o.createdAt = toInt(f[5], kNoTime);
-        o.updatedAt = toInt(f[6], kNoTime);
+        o.createdAt = timeField(f[5], kNoTime);
+        o.updatedAt = timeField(f[6], kNoTime);
         // 'infinity' (never expires) and anything out of range: no expiry known.
-        o.expireAt = nulls[7] || !saneTime(toInt(f[7], 0)) ? kNoTime : toInt(f[7], kNoTime);
+        o.expireAt = nulls[7] || !saneTime(timeField(f[7], 0)) ? kNoTime : timeField(f[7], kNoTime);
         b.records.push_back(std::move(o));
     }
 
     void addAttempt(const std::vector<std::string>& f, const std::vector<bool>& nulls,
                     ObservationBatch& b) const {
         const auto out = outcomeWords.find(f[5]);
-        const bool inRange = saneTime(toInt(f[6], 0)) && (nulls[7] || saneTime(toInt(f[7], 0)));
+        const bool inRange =
+            saneTime(timeField(f[6], 0)) && (nulls[7] || saneTime(timeField(f[7], 0)));
         if (f[1].empty() || !out || nulls[6] || !inRange) {
             b.rejected.push_back(
                 {f[1].empty() ? "missing call_id"
@@ -439,8 +518,8 @@ struct PostgresSource::Impl {
         o.sourceInstance = f[3];
         o.traceId = f[4];
         o.outcome = *out;
-        o.arrivedAt = toInt(f[6], kNoTime);
-        o.finishedAt = nulls[7] ? kNoTime : toInt(f[7], kNoTime);
+        o.arrivedAt = timeField(f[6], kNoTime);
+        o.finishedAt = nulls[7] ? kNoTime : timeField(f[7], kNoTime);
         b.attempts.push_back(std::move(o));
     }
 

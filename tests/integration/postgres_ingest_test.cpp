@@ -168,6 +168,52 @@ TEST(PostgresIngest, InfinityNanAndIntegerSecondsNeverStopTheRead) {
     }
 }
 
+// Times are read from the server's text (issue 12: converting them on the
+// server was a third of its work on a window), so the session's DateStyle and
+// TimeZone are set by callscope: a database set to SQL/DMY and +05:45 reads
+// the same instants to the millisecond (microseconds rounded half away from
+// zero), a timestamp without zone is taken as UTC, and a year past 9999 or
+// BC is out of range.
+TEST(PostgresIngest, TimesAreExactWhateverTheDatabasesDateStyleAndTimeZone) {
+    const TestStack s = TestStack::fresh("pg_times");
+    exec(s.dsn, "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET DateStyle = %L', "
+                "current_database(), 'SQL, DMY'); EXECUTE format('ALTER DATABASE %I SET "
+                "TimeZone = %L', current_database(), 'Asia/Kathmandu'); END $$");
+    exec(s.dsn, std::string("CREATE TABLE rec_tz (") + kRecordColumns +
+                    ", created_at timestamptz, updated_at timestamptz, expire_at timestamptz);"
+                    "INSERT INTO rec_tz VALUES "
+                    "('micros','d','SUCCESS','','i',1, '2024-05-20 10:29:03.1235+00',"
+                    " '2024-05-20 12:00:00.0004+05:45', '10000-01-01 00:00:00+00'),"
+                    "('ancient','d','SUCCESS','','i',1, '0044-03-15 12:00:00+00 BC',"
+                    " '2024-05-20 10:00:00+00', NULL);"
+                    "CREATE TABLE rec_plain (" +
+                    kRecordColumns +
+                    ", created_at timestamp, updated_at timestamp, expire_at timestamp);"
+                    "INSERT INTO rec_plain VALUES "
+                    "('nominal','d','SUCCESS','','i',1, '2024-05-20 10:29:03.9996',"
+                    " '2024-05-20 10:29:03.9996', '2024-05-21 00:00:00');");
+    const EpochMillis from = 1'716'163'200'000; // 2024-05-20 00:00:00 UTC
+    const auto load = [&](const std::string& table, CollectingSink& sink) {
+        PostgresSource source(recordsOnly(s, table));
+        std::atomic<bool> cancel{false};
+        source.loadWindow(from, from + 86'400'000, sink, cancel);
+    };
+    CollectingSink tz;
+    ASSERT_NO_THROW(load("rec_tz", tz));
+    ASSERT_EQ(tz.records.count("micros"), 1u);
+    const auto& m = tz.records.at("micros");
+    EXPECT_EQ(m.createdAt, from + 37'743'124); // 10:29:03.1235 -> .124
+    EXPECT_EQ(m.updatedAt, from + 22'500'000); // 06:15:00.0004 UTC -> .000
+    EXPECT_EQ(m.expireAt, kNoTime);            // year 10000
+    ASSERT_EQ(tz.rejected.size(), 1u);
+    EXPECT_EQ(tz.rejected[0].sample, "ancient");
+    CollectingSink plain;
+    ASSERT_NO_THROW(load("rec_plain", plain));
+    ASSERT_EQ(plain.records.count("nominal"), 1u);
+    EXPECT_EQ(plain.records.at("nominal").createdAt, from + 37'744'000); // .9996 -> next second
+    EXPECT_EQ(plain.records.at("nominal").expireAt, from + 86'400'000);
+}
+
 // More rows share one updated_at (one bulk UPDATE) than a page holds: the
 // feed pages through them by (updated_at, call_id) instead of re-reading the
 // first page for ever.
