@@ -422,15 +422,33 @@ std::uint32_t CallStore::add(const ProbeObservation& o) {
 namespace {
 // Every observation of a batch into the store, in apply()'s order; `each` is
 // told the call each one went to.
+template <typename Observation, typename Each>
+void addAll(CallStore& store, const std::vector<Observation>& list, Each each) {
+    // With millions of calls, the tables' slots are cache misses, and so are
+    // the texts a reader thread decoded: the texts of an observation 16
+    // ahead are fetched, the slots of one 8 ahead looked up, while this one
+    // is added.
+    constexpr std::size_t kAhead = 8;
+    for (std::size_t k = 0; k < list.size(); ++k) {
+        if (k + 2 * kAhead < list.size()) {
+            __builtin_prefetch(list[k + 2 * kAhead].callId.data());
+            if constexpr (requires { list[k].traceId; })
+                __builtin_prefetch(list[k + 2 * kAhead].traceId.data());
+        }
+        if (k + kAhead < list.size()) {
+            store.prefetchCall(list[k + kAhead].callId);
+            if constexpr (requires { list[k].traceId; })
+                store.prefetchTrace(list[k + kAhead].traceId);
+        }
+        each(store.add(list[k]));
+    }
+}
+
 template <typename Each> void addEach(CallStore& store, const ObservationBatch& b, Each each) {
-    for (const auto& o : b.records)
-        each(store.add(o));
-    for (const auto& o : b.attempts)
-        each(store.add(o));
-    for (const auto& o : b.receipts)
-        each(store.add(o));
-    for (const auto& o : b.callerEvents)
-        each(store.add(o));
+    addAll(store, b.records, each);
+    addAll(store, b.attempts, each);
+    addAll(store, b.receipts, each);
+    addAll(store, b.callerEvents, each);
     for (const auto& o : b.probes)
         if (const std::uint32_t i = store.add(o); i != CallStore::npos)
             each(i);
@@ -470,7 +488,16 @@ std::size_t CallStore::memoryBytes() const {
 }
 
 std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint32_t)>& keep) {
+    constexpr std::uint32_t kAhead = 8;
+    // The kept calls are counted first and the id tables sized for them: they
+    // are not rehashed again and again as they fill.
+    std::vector<std::uint8_t> kept(m_calls.size(), 0);
+    std::size_t keptCount = 0;
+    for (std::uint32_t i = 0; i < m_calls.size(); ++i)
+        keptCount += kept[i] = keep(i) ? 1 : 0;
     CallStore next;
+    next.m_callIds.reserve(keptCount);
+    next.m_digests.reserve(keptCount);
     std::vector<std::uint32_t> map(m_calls.size(), npos);
     std::vector<std::uint32_t> instanceMap(m_instances.size() + 1, UINT32_MAX);
     const auto inst = [&](std::uint32_t id) {
@@ -481,13 +508,16 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
         return instanceMap[id];
     };
     for (std::uint32_t i = 0; i < m_calls.size(); ++i) {
-        if (!keep(i))
+        if (!kept[i])
             continue;
+        if (i + kAhead < m_calls.size())
+            next.m_callIds.prefetchFrom(m_callIds, i + kAhead + 1);
         const CallState& old = m_calls[i];
-        const std::uint32_t j = next.callFor(callId(i), old.base());
+        // The texts are copied as stored (a digest stays packed).
+        const std::uint32_t j = next.m_callIds.internFrom(m_callIds, i + 1) - 1;
+        next.m_calls.push_back(old);
         map[i] = j;
         CallState& c = next.m_calls[j];
-        c = old;
         c.digest = 0;
         c.bizNo = 0;
         c.firstSource = inst(old.firstSource);
@@ -498,12 +528,12 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
             next.append(j, e);
         }
         if (old.digest)
-            next.setOwnDigest(j, next.m_digests.intern(digest(old.digest)));
+            next.setOwnDigest(j, next.m_digests.internFrom(m_digests, old.digest));
         if (const auto it = m_extraDigests.find(i); it != m_extraDigests.end())
             for (const std::uint32_t d : it->second)
-                next.m_extraDigests[j].push_back(next.m_digests.intern(digest(d)));
+                next.m_extraDigests[j].push_back(next.m_digests.internFrom(m_digests, d));
         if (old.bizNo)
-            next.setBizNo(j, next.m_bizNos.intern(bizNo(old.bizNo)));
+            next.setBizNo(j, next.m_bizNos.internFrom(m_bizNos, old.bizNo));
     }
     next.m_counters = m_counters;
     next.m_traces = std::move(m_traces);

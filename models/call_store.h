@@ -154,6 +154,9 @@ public:
     }
 
     std::string callId(std::uint32_t i) const { return m_callIds.text(i + 1); }
+    // Hints that `callId` is added or found next (see Interner::prefetch).
+    void prefetchCall(std::string_view callId) const { m_callIds.prefetch(callId); }
+    void prefetchTrace(std::string_view traceId) const { m_traces.prefetch(traceId); }
     std::string instance(std::uint32_t id) const { return m_instances.text(id); }
     std::string bizNo(std::uint32_t id) const { return m_bizNos.text(id); }
     std::string digest(std::uint32_t id) const { return m_digests.text(id); }

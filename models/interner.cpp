@@ -145,7 +145,34 @@ std::uint32_t Interner::intern(std::string_view text) {
     if (text.empty())
         return 0;
     char buf[40];
-    const std::string_view enc = encode(text, buf);
+    return internEncoded(encode(text, buf));
+}
+
+std::uint32_t Interner::internFrom(const Interner& other, std::uint32_t id) {
+    if (id == 0 || id >= other.m_offsets.size())
+        return 0;
+    return internEncoded(other.stored(id));
+}
+
+void Interner::prefetch(std::string_view text) const {
+    if (text.empty() || m_slots.empty())
+        return;
+    char buf[40];
+    prefetchEncoded(encode(text, buf));
+}
+
+void Interner::prefetchFrom(const Interner& other, std::uint32_t id) const {
+    if (id != 0 && id < other.m_offsets.size() && !m_slots.empty())
+        prefetchEncoded(other.stored(id));
+}
+
+void Interner::prefetchEncoded(std::string_view encoded) const {
+    const std::size_t i = slotFor(hashText(encoded), m_slots.size());
+    __builtin_prefetch(&m_tags[i]);
+    __builtin_prefetch(&m_slots[i]);
+}
+
+std::uint32_t Interner::internEncoded(std::string_view enc) {
     const std::uint64_t h = hashText(enc);
     std::size_t slot = 0;
     if (const std::uint32_t id = lookup(enc, h, &slot))

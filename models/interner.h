@@ -19,8 +19,16 @@ public:
     // packHex is set; every other text is kept as it is.
     explicit Interner(bool packHex = false) : m_packHex(packHex) {}
 
-    std::uint32_t intern(std::string_view text);     // 0 for empty text
-    std::uint32_t find(std::string_view text) const; // 0 when absent
+    std::uint32_t intern(std::string_view text); // 0 for empty text
+    // intern(other.text(id)) without unpacking and packing a digest again
+    // (both interners pack alike).
+    std::uint32_t internFrom(const Interner& other, std::uint32_t id);
+    // Fetches the slot an intern or find of `text` reads first: a loop over
+    // many texts asks a few ahead of the one it interns, so that a large
+    // table's cache misses overlap instead of coming one after another.
+    void prefetch(std::string_view text) const;
+    void prefetchFrom(const Interner& other, std::uint32_t id) const; // of internFrom
+    std::uint32_t find(std::string_view text) const;                  // 0 when absent
     bool equals(std::uint32_t id, std::string_view text) const;
     std::string text(std::uint32_t id) const;
     std::size_t size() const { return m_offsets.size() - 1; }
@@ -31,6 +39,8 @@ private:
     // The stored form of `text`: itself, or packed into `buf` (33 bytes).
     std::string_view encode(std::string_view text, char* buf) const;
     std::string_view stored(std::uint32_t id) const;
+    std::uint32_t internEncoded(std::string_view encoded);
+    void prefetchEncoded(std::string_view encoded) const;
     // The id of `encoded`, or 0 and (when asked) the empty slot that ended the probe.
     std::uint32_t lookup(std::string_view encoded, std::uint64_t hash,
                          std::size_t* emptySlot) const;

@@ -45,6 +45,11 @@ std::uint32_t TraceIndex::note(std::string_view traceId, std::uint32_t call) {
     return s.call;
 }
 
+void TraceIndex::prefetch(std::string_view traceId) const {
+    if (!traceId.empty() && !m_slots.empty())
+        __builtin_prefetch(&m_slots[keyOf(traceId) & (m_slots.size() - 1)]);
+}
+
 bool TraceIndex::addCarrier(std::string_view traceId) {
     if (traceId.empty() || m_slots.empty())
         return false;

@@ -20,6 +20,8 @@ public:
     // `call` carried `traceId`. Returns the call that carried it first when
     // that is another one, else kNone (first seen, the same call, or a placeholder).
     std::uint32_t note(std::string_view traceId, std::uint32_t call);
+    // Fetches the slot a note of `traceId` reads first (see Interner::prefetch).
+    void prefetch(std::string_view traceId) const;
     // Another call than the first carries `traceId` (told once per call);
     // returns false once that makes the traceId a placeholder.
     bool addCarrier(std::string_view traceId);
