@@ -470,7 +470,9 @@ struct PostgresSource::Impl {
     void addRecord(const std::vector<std::string>& f, const std::vector<bool>& nulls,
                    ObservationBatch& b) const {
         const auto st = statusWords.find(f[2]);
-        const bool inRange = saneTime(timeField(f[5], 0)) && saneTime(timeField(f[6], 0));
+        const std::int64_t created = timeField(f[5], 0), updated = timeField(f[6], 0),
+                           expires = timeField(f[7], 0);
+        const bool inRange = saneTime(created) && saneTime(updated);
         if (f[0].empty() || !st || nulls[5] || nulls[6] || !inRange) {
             // The reason is a fixed word (counted per reason, a metric label);
             // the value that did not fit goes with the sample.
@@ -489,18 +491,18 @@ struct PostgresSource::Impl {
         o.status = *st;
         o.firstSource = f[3];
         o.lockVersion = static_cast<int>(toInt(f[4], 0));
-        o.createdAt = timeField(f[5], kNoTime);
-        o.updatedAt = timeField(f[6], kNoTime);
+        o.createdAt = created;
+        o.updatedAt = updated;
         // 'infinity' (never expires) and anything out of range: no expiry known.
-        o.expireAt = nulls[7] || !saneTime(timeField(f[7], 0)) ? kNoTime : timeField(f[7], kNoTime);
+        o.expireAt = nulls[7] || !saneTime(expires) ? kNoTime : expires;
         b.records.push_back(std::move(o));
     }
 
     void addAttempt(const std::vector<std::string>& f, const std::vector<bool>& nulls,
                     ObservationBatch& b) const {
         const auto out = outcomeWords.find(f[5]);
-        const bool inRange =
-            saneTime(timeField(f[6], 0)) && (nulls[7] || saneTime(timeField(f[7], 0)));
+        const std::int64_t arrived = timeField(f[6], 0), finished = timeField(f[7], 0);
+        const bool inRange = saneTime(arrived) && (nulls[7] || saneTime(finished));
         if (f[1].empty() || !out || nulls[6] || !inRange) {
             b.rejected.push_back(
                 {f[1].empty() ? "missing call_id"
@@ -518,8 +520,8 @@ struct PostgresSource::Impl {
         o.sourceInstance = f[3];
         o.traceId = f[4];
         o.outcome = *out;
-        o.arrivedAt = timeField(f[6], kNoTime);
-        o.finishedAt = nulls[7] ? kNoTime : timeField(f[7], kNoTime);
+        o.arrivedAt = arrived;
+        o.finishedAt = nulls[7] ? kNoTime : finished;
         b.attempts.push_back(std::move(o));
     }
 
