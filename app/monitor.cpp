@@ -109,12 +109,21 @@ void Monitor::loadProgress(const std::string& source, int percent) {
 
 void Monitor::startPacing(EpochMillis since, EpochMillis until) {
     std::lock_guard lock(m_mutex);
-    // A lead of two of the record reader's slices (a 64th of the window, at
-    // least 5 minutes each): neither source waits for the other's next slice.
-    m_paceLead = Millis{std::max<std::int64_t>(10 * 60'000, (until - since) / 32)};
+    // A lead of two of the record reader's slices (see sliceLength): neither
+    // source waits for the other's next slice.
+    m_paceLead = Millis{std::max<std::int64_t>(kMinPaceLead, (until - since) / 32)};
     m_pgPace = {m_config.readsPostgres(), since};
     m_nextReleaseLook = 0;
     m_kafkaPace = {m_config.readsKafka(), since};
+}
+
+void Monitor::sliceLength(const std::string& source, Millis length) {
+    std::lock_guard lock(m_mutex);
+    // The record reader's slices set the lead: memory holds what the sources
+    // read ahead of each other, so the lead follows the data read, not the
+    // window's length (a 30-day window over a busy day would hold hours).
+    if (source == "postgres")
+        m_paceLead = Millis{std::max<std::int64_t>(kMinPaceLead, 2 * length.count())};
 }
 
 void Monitor::stopPacing(const std::string& source) {

@@ -141,6 +141,7 @@ public:
     void recordCoverage(EpochMillis to) override;
     void loadProgress(const std::string& source, int percent) override;
     void readTo(const std::string& source, EpochMillis to) override;
+    void sliceLength(const std::string& source, Millis length) override;
     void loadedUpTo(const std::string& source, EpochMillis t,
                     const std::atomic<bool>& cancel) override;
 
@@ -235,6 +236,7 @@ private:
     };
     Pace m_pgPace, m_kafkaPace;
     Millis m_paceLead{0};
+    static constexpr std::int64_t kMinPaceLead = 2 * 60'000;
     std::size_t m_nextReleaseLook = 0; // releaseWhileLoading looks again at this store size
     std::condition_variable m_paceMoved;
     void startPacing(EpochMillis since, EpochMillis until);

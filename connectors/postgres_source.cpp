@@ -7,11 +7,13 @@
 
 #include <pqxx/pqxx>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -544,8 +546,9 @@ struct PostgresSource::Impl {
     // can be large, so the session's statement_timeout does not apply here
     // (it would cancel the same read on every retry); `cancel` stops it.
     template <typename Add>
-    void stream(const std::string& query, ObservationSink& sink, const std::atomic<bool>& cancel,
-                Add add) {
+    // Returns the rows read.
+    std::size_t stream(const std::string& query, ObservationSink& sink,
+                       const std::atomic<bool>& cancel, Add add) {
         pqxx::work w(*conn);
         w.exec("SET LOCAL statement_timeout = 0");
         // libpqxx 6.4 writes "COPY <name> TO STDOUT" with the name as given,
@@ -555,7 +558,9 @@ struct PostgresSource::Impl {
         std::vector<std::string> fields;
         std::vector<bool> nulls;
         ObservationBatch batch;
+        std::size_t rows = 0;
         while (s.get_raw_line(line)) {
+            ++rows;
             splitCopyLine(line, fields, nulls);
             (this->*add)(fields, nulls, batch);
             if (batch.size() + batch.rejected.size() >= kBatchRows) {
@@ -571,6 +576,28 @@ struct PostgresSource::Impl {
         track(batch);
         if (batch.hasAnything())
             sink.deliver(std::move(batch));
+        return rows;
+    }
+
+    // The earliest time in `column` of `table` at or after `from` (kNoTime
+    // when there is none); nullopt when that cannot be told: epoch numbers
+    // (seconds and milliseconds side by side do not sort by time) or a
+    // query the server refuses.
+    std::optional<EpochMillis> firstAtOrAfter(const std::string& table, const std::string& column,
+                                              EpochMillis from) {
+        if (timeKinds.at(column) == TimeKind::Epoch)
+            return std::nullopt;
+        try {
+            pqxx::work w(*conn);
+            const pqxx::result r =
+                w.exec("SELECT (" + millis(column) + ")::text FROM " + table + " WHERE " +
+                       bound(column, ">=", from) + " ORDER BY " + column + " LIMIT 1");
+            if (r.empty() || r[0][0].is_null())
+                return kNoTime;
+            return timeField(r[0][0].c_str(), kNoTime);
+        } catch (const pqxx::sql_error&) {
+            return std::nullopt;
+        }
     }
 
     // Runs a query into `batch`; returns the number of rows and leaves the
@@ -986,6 +1013,25 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
     return out;
 }
 
+namespace {
+
+constexpr std::int64_t kMinSlice = 60'000;        // a minute
+constexpr std::int64_t kFirstSlice = 15 * 60'000; // at most, before rows tell more
+constexpr std::size_t kSliceRows = 25'000;        // records and attempts a slice aims at
+
+// The next slice's length: scaled toward kSliceRows by what the last one held
+// (at most 4x longer or shorter at once), between a minute and an eighth of
+// the window.
+std::int64_t nextSlice(std::int64_t slice, std::size_t rows, std::int64_t window) {
+    const double scale = std::clamp(static_cast<double>(kSliceRows) /
+                                        static_cast<double>(std::max<std::size_t>(rows, 1)),
+                                    0.25, 4.0);
+    const auto next = static_cast<std::int64_t>(static_cast<double>(slice) * scale);
+    return std::clamp<std::int64_t>(next, kMinSlice, std::max(kMinSlice, window / 8));
+}
+
+} // namespace
+
 PostgresSource::PostgresSource(const PostgresConfig& config) : m(std::make_unique<Impl>(config)) {}
 PostgresSource::~PostgresSource() = default;
 
@@ -1000,36 +1046,63 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
     m->windowStart = m->windowStart == kNoTime ? since : std::min(m->windowStart, since);
     try {
         // Records that changed in the window (created before its end), and
-        // attempts that arrived in it, read in slices of time (a 64th of the
-        // window, at least 5 minutes) when the record table is large: after
-        // each slice everything stamped before its end is read, so the sink
-        // can let final calls go and keep the other source in step.
+        // attempts that arrived in it, read in slices of time when the record
+        // table is large: after each slice everything stamped before its end
+        // is read, so the sink can let final calls go and keep the other
+        // source in step. A slice is sized by the rows the last one held (about
+        // kSliceRows), not by the window's length: a 30-day window over a
+        // day of data must not read hours at a time, nor a quiet night minutes.
         const bool attempts = !m->attemptSelect.empty();
         const EpochMillis end = std::min(until, nowMillis());
-        const std::int64_t slice = m->largeRecordTable()
-                                       ? std::max<std::int64_t>(5 * 60'000, (end - since) / 64)
-                                       : INT64_MAX;
+        std::int64_t slice =
+            m->largeRecordTable()
+                ? std::clamp<std::int64_t>((end - since) / 64, kMinSlice, kFirstSlice)
+                : INT64_MAX;
         sink.loadProgress("postgres", 0);
         for (EpochMillis from = since; !cancel;) {
             // The last slice has no upper bound on updated_at: a row changed
             // after the end still belongs to a record created before it.
             const bool last = end - from <= slice;
             const EpochMillis to = last ? end : from + slice;
+            if (!last)
+                sink.sliceLength("postgres", Millis{slice});
             std::string recordWhere = m->bound(m->recordUpdated, ">=", from) + " AND " +
                                       m->bound(m->recordCreated, "<", until);
             if (!last)
                 recordWhere += " AND " + m->bound(m->recordUpdated, "<", to);
-            m->stream(m->recordStream + " WHERE " + recordWhere, sink, cancel, &Impl::addRecord);
+            std::size_t rows = m->stream(m->recordStream + " WHERE " + recordWhere, sink, cancel,
+                                         &Impl::addRecord);
             if (attempts && !cancel)
-                m->stream(m->attemptStream + " WHERE " + m->bound(m->attemptArrived, ">=", from) +
-                              " AND " + m->bound(m->attemptArrived, "<", last ? until : to),
-                          sink, cancel, &Impl::addAttempt);
+                rows += m->stream(m->attemptStream + " WHERE " +
+                                      m->bound(m->attemptArrived, ">=", from) + " AND " +
+                                      m->bound(m->attemptArrived, "<", last ? until : to),
+                                  sink, cancel, &Impl::addAttempt);
             if (last)
                 break;
-            sink.recordCoverage(to);
-            sink.loadProgress("postgres", static_cast<int>(100 * (to - since) / (end - since)));
-            sink.loadedUpTo("postgres", to, cancel);
             from = to;
+            if (rows == 0 && !cancel) {
+                // Nothing there: on to the next row of either table (an index
+                // lookup each), so that a quiet stretch costs no slices and
+                // the first busy one is not read in one long slice.
+                std::optional<EpochMillis> next =
+                    m->firstAtOrAfter(m->recordTable, m->recordUpdated, to);
+                if (attempts && next) {
+                    const auto a = m->firstAtOrAfter(m->attemptTable, m->attemptArrived, to);
+                    if (!a)
+                        next.reset();
+                    else if (*a != kNoTime && (*next == kNoTime || *a < *next))
+                        next = a;
+                }
+                if (next)
+                    from = *next == kNoTime ? end : std::clamp(*next, to, end);
+                else
+                    slice = nextSlice(slice, rows, end - since); // longer, then
+            } else {
+                slice = nextSlice(slice, rows, end - since);
+            }
+            sink.recordCoverage(from);
+            sink.loadProgress("postgres", static_cast<int>(100 * (from - since) / (end - since)));
+            sink.loadedUpTo("postgres", from, cancel);
         }
         m->recordCursor = std::max(m->recordCursor, std::min(until, nowMillis()));
         m->attemptCursor = std::max(m->attemptCursor, std::min(until, nowMillis()));

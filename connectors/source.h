@@ -31,6 +31,11 @@ public:
                             const std::atomic<bool>& cancel) {
         (void)source, (void)t, (void)cancel;
     }
+    // While a window loads: `source` reads it in slices of `length` now (the
+    // sink lets the other sources run ahead by about two of them).
+    virtual void sliceLength(const std::string& source, Millis length) {
+        (void)source, (void)length;
+    }
     // How much of the window `source` has read, 0..100.
     virtual void loadProgress(const std::string& source, int percent) {
         (void)source, (void)percent;
