@@ -72,10 +72,14 @@ void printRejects(const RejectStats& r) {
 
 std::string summaryLine(const Monitor& m) {
     const CallStore& s = m.store();
-    // Calls released while the window loaded were read and judged too.
-    std::int64_t records = m.evictions().releasedWithRecord;
+    // Calls released while the window loaded were read and judged too (a
+    // call that came back after it left is counted once).
+    std::int64_t records = m.evictions().releasedWithRecord, calls = m.evictions().released;
     for (std::uint32_t i = 0; i < s.size(); ++i)
-        records += s.call(i).hasRecord();
+        if (!(s.call(i).flags & Reported)) {
+            calls++;
+            records += s.call(i).hasRecord();
+        }
     std::map<std::string, int> byKind;
     for (const Anomaly& a : m.engine().anomalies())
         if (a.open)
@@ -84,7 +88,7 @@ std::string summaryLine(const Monitor& m) {
     JsonWriter w;
     w.object()
         .field("type", "summary")
-        .field("calls", static_cast<std::int64_t>(s.size()) + m.evictions().released)
+        .field("calls", calls)
         .field("records", records)
         .field("attempts", c.attempts)
         .field("receipts", c.receipts)
@@ -280,7 +284,8 @@ int runAdviseCommand(const AdviseOptions& options) {
         return failed;
     const CallStore& store = monitor.store();
     for (std::uint32_t i = 0; i < store.size(); ++i)
-        collector.addCall(store, i);
+        if (!(store.call(i).flags & Reported)) // (a call that left and came back was measured)
+            collector.addCall(store, i);
     const Advice advice =
         collector.finish(monitor.engine().anomalies(), options.safety, since, until);
     if (options.json) {

@@ -401,6 +401,9 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
     bool pgConfig = false, kafkaConfig = false;
     std::atomic<int> running{2};
     startPacing(since, until);
+    // Final calls that may still gain a key-rotation sibling leave memory
+    // packed, for the length of the load (see CallStore::freeze).
+    m_store.startFreezing();
     std::thread pg([&] {
         try {
             if (m_config.readsPostgres())
@@ -445,6 +448,8 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
     pg.join();
     kafka.join();
     applyQueued(nowMillis(), false);
+    // Everything is read: what is frozen gains nothing more.
+    m_store.stopFreezing();
     if (!pgError.empty())
         throw SourceError(pgError, pgConfig);
     if (!kafkaError.empty())

@@ -104,7 +104,7 @@ struct RetentionConfig {
     std::int64_t maxCalls = 5'000'000;
     // While a window loads, final calls leave memory in batches of at least
     // this many (or half the store), so the store is compacted rarely.
-    std::int64_t releaseBatch = 100'000;
+    std::int64_t releaseBatch = 20'000;
     std::int64_t maxBytes = std::int64_t{1} << 30; // the store's memory budget
     std::int64_t maxFieldBytes = 256;              // longer callIds, instances, bizNos are rejected
 };

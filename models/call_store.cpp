@@ -1,10 +1,15 @@
 #include "models/call_store.h"
 
+#include "models/frozen_calls.h"
+
 #include <algorithm>
 
 namespace callscope {
 
 CallStore::CallStore() = default;
+CallStore::~CallStore() = default;
+CallStore::CallStore(CallStore&&) noexcept = default;
+CallStore& CallStore::operator=(CallStore&&) noexcept = default;
 
 void CallStore::reserve(std::size_t calls) {
     m_calls.reserve(calls);
@@ -36,6 +41,13 @@ std::vector<std::uint32_t> CallStore::findByBizNo(std::string_view bizNo) const 
 
 std::uint32_t CallStore::callFor(std::string_view callId, EpochMillis t) {
     const std::uint32_t id = m_callIds.intern(callId);
+    if (id > m_calls.size() && m_frozen && m_frozen->size() > 0) {
+        // It left while the window loads, and something of it came after all.
+        std::vector<std::uint64_t> found;
+        m_frozen->find(FrozenCalls::Key::CallId, m_callIds.storedForm(id), found);
+        if (!found.empty())
+            return thaw(found.front());
+    }
     if (id > m_calls.size()) {
         CallState c;
         const EpochMillis first = t == kNoTime ? nowMillis() : t;
@@ -106,8 +118,10 @@ std::uint8_t CallStore::digestSlot(std::uint32_t call, std::string_view digest) 
     if (c.digest != 0 && m_digests.equals(c.digest, digest))
         return 1; // the common case: no hash lookup
     const std::uint32_t d = m_digests.intern(digest);
-    if (c.digest == 0)
+    if (c.digest == 0) {
         setOwnDigest(call, d);
+        lookFrozen(true, d);
+    }
     if (c.digest == d)
         return 1;
     auto& extra = m_extraDigests[call];
@@ -165,9 +179,15 @@ ownersOf(const std::vector<std::uint32_t>& owners,
 std::size_t CallStore::ownerCount(bool byDigest, std::uint32_t key) const {
     const auto& owners = byDigest ? m_digestOwner : m_bizNoOwner;
     const auto& shared = byDigest ? m_digestShared : m_bizNoShared;
+    std::size_t n = key < owners.size() && owners[key] ? 1 : 0;
     if (const auto it = shared.find(key); it != shared.end())
-        return it->second.size();
-    return key < owners.size() && owners[key] ? 1 : 0;
+        n = it->second.size();
+    // Many more frozen: a placeholder (see FrozenCalls::find).
+    if (n > 0 && m_frozen &&
+        m_frozen->crowded(byDigest ? FrozenCalls::Key::Digest : FrozenCalls::Key::BizNo,
+                          byDigest ? m_digests.storedForm(key) : m_bizNos.storedForm(key)))
+        n += FrozenCalls::kMaxGroup + 1;
+    return n;
 }
 
 std::vector<std::uint32_t> CallStore::callsWithDigest(std::uint32_t d) const {
@@ -252,6 +272,12 @@ EpochMillis CallStore::lastEventAt(std::uint32_t i) const {
 }
 
 std::uint32_t CallStore::add(const RecordObservation& o) {
+    const std::uint32_t i = addOne(o);
+    thawPending();
+    return i;
+}
+
+std::uint32_t CallStore::addOne(const RecordObservation& o) {
     const std::uint32_t i = callFor(o.callId, o.createdAt != kNoTime ? o.createdAt : o.updatedAt);
     CallState& c = m_calls[i];
     const std::int32_t created = toDt(c, o.createdAt), updated = toDt(c, o.updatedAt);
@@ -325,6 +351,12 @@ std::vector<const TraceLink*> CallStore::traceLinksOf(std::uint32_t call) const 
 }
 
 std::uint32_t CallStore::add(const AttemptObservation& o) {
+    const std::uint32_t i = addOne(o);
+    thawPending();
+    return i;
+}
+
+std::uint32_t CallStore::addOne(const AttemptObservation& o) {
     const std::uint32_t i = callFor(o.callId, o.arrivedAt);
     noteTrace(o.traceId, i);
     const std::uint8_t slot = digestSlot(i, o.digest);
@@ -349,6 +381,12 @@ std::uint32_t CallStore::add(const AttemptObservation& o) {
 }
 
 std::uint32_t CallStore::add(const ReceiptObservation& o) {
+    const std::uint32_t i = addOne(o);
+    thawPending();
+    return i;
+}
+
+std::uint32_t CallStore::addOne(const ReceiptObservation& o) {
     const EpochMillis t =
         o.origin.kafkaTimestamp != kNoTime ? o.origin.kafkaTimestamp : o.finishedAt;
     const std::uint32_t i = callFor(o.callId, t);
@@ -386,12 +424,21 @@ std::uint32_t CallStore::add(const ReceiptObservation& o) {
 }
 
 std::uint32_t CallStore::add(const CallerObservation& o) {
+    const std::uint32_t i = addOne(o);
+    thawPending();
+    return i;
+}
+
+std::uint32_t CallStore::addOne(const CallerObservation& o) {
     const std::uint32_t i = callFor(o.callId, o.at);
     noteTrace(o.traceId, i);
     const std::uint8_t slot = digestSlot(i, o.digest);
     const std::uint32_t inst = instanceId(o.instance);
-    if (!o.bizNo.empty() && !m_bizNos.equals(m_calls[i].bizNo, o.bizNo))
-        setBizNo(i, m_bizNos.intern(o.bizNo));
+    if (!o.bizNo.empty() && !m_bizNos.equals(m_calls[i].bizNo, o.bizNo)) {
+        const std::uint32_t b = m_bizNos.intern(o.bizNo);
+        setBizNo(i, b);
+        lookFrozen(false, b);
+    }
     CallState& c = m_calls[i];
     const std::int32_t at = toDt(c, o.at);
     const auto code = static_cast<std::uint8_t>(o.state);
@@ -468,6 +515,102 @@ std::vector<std::uint32_t> CallStore::apply(const ObservationBatch& b) {
     return touched;
 }
 
+void CallStore::startFreezing() {
+    if (!m_frozen)
+        m_frozen = std::make_unique<FrozenCalls>();
+}
+
+void CallStore::stopFreezing() {
+    m_frozen.reset();
+    m_thawQueue.clear();
+}
+
+std::size_t CallStore::frozenCount() const {
+    return m_frozen ? m_frozen->size() : 0;
+}
+
+void CallStore::dropFrozenBefore(EpochMillis t) {
+    if (m_frozen)
+        m_frozen->dropBefore(t);
+}
+
+void CallStore::prefetchCall(std::string_view callId) const {
+    m_callIds.prefetch(callId);
+    if (m_frozen && m_frozen->size() > 0)
+        m_frozen->prefetch(FrozenCalls::Key::CallId, callId);
+}
+
+bool CallStore::freeze(std::uint32_t i) {
+    if (!m_frozen)
+        return false;
+    const CallState& c = m_calls[i];
+    FrozenCalls::Entry e;
+    e.callId = m_callIds.storedForm(i + 1);
+    e.digest = m_digests.storedForm(c.digest);
+    e.bizNo = m_bizNos.storedForm(c.bizNo);
+    if (const auto it = m_extraDigests.find(i); it != m_extraDigests.end())
+        for (const std::uint32_t d : it->second)
+            e.extraDigests.push_back(m_digests.storedForm(d));
+    e.state = c;
+    e.state.flags |= Reported;
+    e.events = events(i);
+    std::int32_t first = INT32_MAX;
+    for (const CallEvent& ev : e.events)
+        first = std::min(first, ev.dt);
+    return m_frozen->add(e, first == INT32_MAX ? c.base() : c.base() + first);
+}
+
+void CallStore::lookFrozen(bool digest, std::uint32_t key) {
+    if (!m_frozen || m_frozen->size() == 0 || key == 0)
+        return;
+    if (digest)
+        m_frozen->find(FrozenCalls::Key::Digest, m_digests.storedForm(key), m_thawQueue);
+    else
+        m_frozen->find(FrozenCalls::Key::BizNo, m_bizNos.storedForm(key), m_thawQueue);
+}
+
+void CallStore::thawQueued() {
+    // A thawed call looks for its own siblings in turn: the queue runs dry
+    // when the group is whole.
+    while (!m_thawQueue.empty()) {
+        const std::uint64_t at = m_thawQueue.back();
+        m_thawQueue.pop_back();
+        thaw(at);
+    }
+}
+
+std::uint32_t CallStore::thaw(std::uint64_t at) {
+    const FrozenCalls::Entry e = m_frozen->read(at);
+    if (e.callId.empty())
+        return npos;
+    const std::uint32_t id = m_callIds.internStored(e.callId);
+    if (id <= m_calls.size())
+        return id - 1;    // thawed already (queued twice), or made again meanwhile
+    m_frozen->remove(at); // (its bytes stay until its block goes)
+    const std::uint32_t i = id - 1;
+    CallState c = e.state;
+    c.digest = 0;
+    c.bizNo = 0;
+    c.eventCount = 0;
+    c.eventClass = EventPool::kNone;
+    m_calls.push_back(c);
+    for (const CallEvent& ev : e.events)
+        append(i, ev);
+    if (!e.digest.empty()) {
+        const std::uint32_t d = m_digests.internStored(e.digest);
+        setOwnDigest(i, d);
+        lookFrozen(true, d);
+    }
+    for (const std::string_view x : e.extraDigests)
+        m_extraDigests[i].push_back(m_digests.internStored(x));
+    if (!e.bizNo.empty()) {
+        const std::uint32_t b = m_bizNos.internStored(e.bizNo);
+        setBizNo(i, b);
+        lookFrozen(false, b);
+    }
+    return i;
+}
+
 std::size_t CallStore::memoryBytes() const {
     constexpr std::size_t kMallocOverhead = 16;
     std::size_t n = m_callIds.memoryBytes() + m_instances.memoryBytes() + m_bizNos.memoryBytes() +
@@ -484,7 +627,8 @@ std::size_t CallStore::memoryBytes() const {
     };
     return n + mapBytes(m_extraDigests) + mapBytes(m_digestShared) + mapBytes(m_bizNoShared) +
            setBytes(m_digestMembers) + setBytes(m_bizNoMembers) + m_traces.memoryBytes() +
-           m_traceLinks.capacity() * sizeof(TraceLink) + mapBytes(m_linksOf);
+           m_traceLinks.capacity() * sizeof(TraceLink) + mapBytes(m_linksOf) +
+           (m_frozen ? m_frozen->memoryBytes() : 0);
 }
 
 std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint32_t)>& keep) {
@@ -496,13 +640,21 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
     for (std::uint32_t i = 0; i < m_calls.size(); ++i)
         keptCount += kept[i] = keep(i) ? 1 : 0;
     CallStore next;
-    next.m_callIds.reserve(keptCount);
-    next.m_digests.reserve(keptCount);
+    // While a window loads, sized for as many calls as now: the store fills
+    // up again before the next compaction, and growing the tables rehashes
+    // every text each step. Else for the kept calls.
+    const std::size_t room = m_frozen ? std::max(keptCount, m_calls.size()) : keptCount;
+    next.m_callIds.reserve(room);
+    next.m_digests.reserve(room);
     std::vector<std::uint32_t> map(m_calls.size(), npos);
     std::vector<std::uint32_t> instanceMap(m_instances.size() + 1, UINT32_MAX);
+    // Frozen calls name instances by id: while calls freeze, ids stay.
+    const bool sameInstances = m_frozen != nullptr;
+    if (sameInstances)
+        next.m_instances = std::move(m_instances);
     const auto inst = [&](std::uint32_t id) {
-        if (id == 0)
-            return 0u;
+        if (id == 0 || sameInstances)
+            return id;
         if (instanceMap[id] == UINT32_MAX)
             instanceMap[id] = next.m_instances.intern(m_instances.text(id));
         return instanceMap[id];
@@ -536,6 +688,7 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
             next.setBizNo(j, next.m_bizNos.internFrom(m_bizNos, old.bizNo));
     }
     next.m_counters = m_counters;
+    next.m_frozen = std::move(m_frozen);
     next.m_traces = std::move(m_traces);
     next.m_traces.remap(map);
     for (TraceLink& l : m_traceLinks) {

@@ -18,6 +18,8 @@
 
 namespace callscope {
 
+class FrozenCalls;
+
 enum class EventType : std::uint8_t { Record, Attempt, Receipt, Caller };
 
 inline constexpr std::int32_t kNoDt = INT32_MIN;
@@ -62,6 +64,7 @@ enum CallFlag : std::uint8_t {
     EffectMissing = 8,   // ... and found no business row
     ProbeScheduled = 16, // a probe is due (the monitor's, once per call)
     ProbeSkipped = 32,   // ... or was not queued: the live queue was full
+    Reported = 64,       // it left once while a window loaded (and came back): told already
 };
 
 // Events live in pooled blocks of 2^k, so a call costs no allocation of its own.
@@ -123,6 +126,9 @@ struct StoreCounters {
 class CallStore {
 public:
     CallStore();
+    ~CallStore();
+    CallStore(CallStore&&) noexcept;
+    CallStore& operator=(CallStore&&) noexcept;
 
     // Applies a batch; returns the indices of the calls it touched (unique).
     std::vector<std::uint32_t> apply(const ObservationBatch& batch);
@@ -155,7 +161,7 @@ public:
 
     std::string callId(std::uint32_t i) const { return m_callIds.text(i + 1); }
     // Hints that `callId` is added or found next (see Interner::prefetch).
-    void prefetchCall(std::string_view callId) const { m_callIds.prefetch(callId); }
+    void prefetchCall(std::string_view callId) const;
     void prefetchTrace(std::string_view traceId) const { m_traces.prefetch(traceId); }
     std::string instance(std::uint32_t id) const { return m_instances.text(id); }
     std::string bizNo(std::uint32_t id) const { return m_bizNos.text(id); }
@@ -197,7 +203,39 @@ public:
 
     void reserve(std::size_t calls);
 
+    // While a window loads (issue 12): a call that leaves may be frozen
+    // (packed, without the indexes of the store) until key_rotation_window
+    // has passed it; a later call of its callId, digest or bizNo brings it
+    // back as it was, so key rotations are found across the whole window
+    // while memory holds only the calls still open.
+    void startFreezing();
+    void stopFreezing();
+    bool freezing() const { return m_frozen != nullptr; }
+    // Packs the call; it leaves the store at the next compact (the caller's
+    // keep says no). False when it cannot: the call stays.
+    bool freeze(std::uint32_t call);
+    // Forgets frozen calls that began before `t` (the window has passed them).
+    void dropFrozenBefore(EpochMillis t);
+    std::size_t frozenCount() const;
+    // Another call shares one of its traceIds (such calls are not frozen:
+    // the trace index does not follow them).
+    bool hasTraceLinks(std::uint32_t call) const { return m_linksOf.count(call) != 0; }
+
 private:
+    std::uint32_t addOne(const RecordObservation& o);
+    std::uint32_t addOne(const AttemptObservation& o);
+    std::uint32_t addOne(const ReceiptObservation& o);
+    std::uint32_t addOne(const CallerObservation& o);
+    // A call took `key` as its own: its frozen siblings come back (after the
+    // observation, see thawPending).
+    void lookFrozen(bool digest, std::uint32_t key);
+    void thawPending() {
+        if (!m_thawQueue.empty())
+            thawQueued();
+    }
+    void thawQueued();
+    // A frozen call back into the store; returns its index.
+    std::uint32_t thaw(std::uint64_t at);
     std::uint32_t callFor(std::string_view callId, EpochMillis t);
     std::uint8_t digestSlot(std::uint32_t call, std::string_view digest);
     void setOwnDigest(std::uint32_t call, std::uint32_t digestId);
@@ -232,6 +270,8 @@ private:
     std::vector<TraceLink> m_traceLinks;
     std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> m_linksOf; // call -> links
     StoreCounters m_counters;
+    std::unique_ptr<FrozenCalls> m_frozen;
+    std::vector<std::uint64_t> m_thawQueue;
 };
 
 } // namespace callscope

@@ -29,6 +29,14 @@ public:
     void prefetch(std::string_view text) const;
     void prefetchFrom(const Interner& other, std::uint32_t id) const; // of internFrom
     std::uint32_t find(std::string_view text) const;                  // 0 when absent
+    // A text as kept (a digest packed), and interning of that form: a copy
+    // kept elsewhere comes back without unpacking and packing.
+    std::string_view storedForm(std::uint32_t id) const {
+        return id == 0 || id >= m_offsets.size() ? std::string_view{} : stored(id);
+    }
+    std::uint32_t internStored(std::string_view storedText) {
+        return storedText.empty() ? 0 : internEncoded(storedText);
+    }
     bool equals(std::uint32_t id, std::string_view text) const;
     std::string text(std::uint32_t id) const;
     std::size_t size() const { return m_offsets.size() - 1; }

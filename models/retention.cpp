@@ -134,13 +134,24 @@ ReleaseResult releaseFinal(CallStore& store, DetectionEngine& engine, const Rete
                            const std::function<void(std::uint32_t)>& onLeave) {
     const EpochMillis settledBefore = line.readTo - line.grace.count();
     const EpochMillis keysClosedBefore = line.readTo - line.keyRotationWindow.count();
+    // Final: finished, settled for the grace. One that began within
+    // key_rotation_window may still gain a sibling: it is frozen (when the
+    // store freezes), else it stays.
+    store.dropFrozenBefore(keysClosedBefore);
     std::vector<std::uint32_t> ready;
+    std::vector<std::uint8_t> freeze(store.size(), 0);
     for (std::uint32_t i = 0; i < store.size(); ++i) {
         const CallState& c = store.call(i);
         if (engine.holds(i) || (c.caller != 0 && !callerDone(c)) || !finishedCall(store, i, policy))
             continue;
-        if (store.lastEventAt(i) < settledBefore && firstEventAt(store, i) < keysClosedBefore)
+        if (store.lastEventAt(i) >= settledBefore)
+            continue;
+        if (firstEventAt(store, i) < keysClosedBefore) {
             ready.push_back(i);
+        } else if (store.freezing() && !store.hasTraceLinks(i)) {
+            ready.push_back(i);
+            freeze[i] = 1;
+        }
     }
     ReleaseResult r;
     if (ready.empty() || ready.size() < minFinal)
@@ -148,15 +159,19 @@ ReleaseResult releaseFinal(CallStore& store, DetectionEngine& engine, const Rete
     // Judged as the end of the load would judge them: all their data is read.
     engine.evaluate(store, ready, now);
     std::vector<std::uint8_t> leaving(store.size(), 0);
-    for (const std::uint32_t i : ready)
-        if (!engine.holds(i)) {
+    for (const std::uint32_t i : ready) {
+        if (engine.holds(i) || (freeze[i] && !store.freeze(i)))
+            continue;
+        // A call that came back from the frozen ones was told already.
+        if (!(store.call(i).flags & Reported)) {
             if (onLeave)
                 onLeave(i);
-            leaving[i] = 1;
             r.left++;
             r.withRecord += store.call(i).hasRecord();
         }
-    if (r.left > 0)
+        leaving[i] = 1;
+    }
+    if (std::find(leaving.begin(), leaving.end(), 1) != leaving.end())
         engine.remap(store.compact([&](std::uint32_t i) { return !leaving[i]; }));
     return r;
 }

@@ -1,12 +1,16 @@
 // The per-callId store: rows read again are applied once, and compaction keeps
 // what it is told to along with its indexes.
 #include "models/call_store.h"
+#include "models/frozen_calls.h"
 #include "tests/unit/detectors/scenario.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <tuple>
+#include <vector>
 
 using namespace callscope;
 using namespace callscope::test;
@@ -48,4 +52,134 @@ TEST(CallStore, CompactionKeepsWhatItIsToldAndItsIndexes) {
     EXPECT_EQ(s.store.callsWithDigest(s.store.call(c3).digest).size(), 2u);
     EXPECT_EQ(s.store.instance(s.store.events(c3).front().instance), "api-1");
     EXPECT_EQ(s.store.events(c3).size(), 8u);
+}
+
+namespace {
+
+// Freezes every call the predicate names and lets them leave the store.
+void freezeAndCompact(CallStore& store, const std::function<bool(const std::string&)>& leaves) {
+    std::vector<std::uint8_t> leaving(store.size(), 0);
+    for (std::uint32_t i = 0; i < store.size(); ++i)
+        if (leaves(store.callId(i)) && store.freeze(i))
+            leaving[i] = 1;
+    store.compact([&](std::uint32_t i) { return !leaving[i]; });
+}
+
+} // namespace
+
+TEST(CallStore, AFrozenCallComesBackWholeWithItsCallIdDigestOrBizNo) {
+    Scenario s;
+    s.store.startFreezing();
+    s.healthy("a", T0, D(7), "B7", "api-3");
+    s.healthy("b", T0 + 1000, D(8), "B8", "api-4");
+    s.healthy("c", T0 + 2000, D(9), "B9");
+    const auto eventsOf = [&](const std::string& id) {
+        const std::uint32_t i = s.store.find(id);
+        std::vector<std::tuple<int, int, int, std::string>> out;
+        for (const CallEvent& e : s.store.events(i))
+            out.emplace_back(e.dt, static_cast<int>(e.type), e.aux, s.store.instance(e.instance));
+        return out;
+    };
+    const auto before = eventsOf("a");
+    const CallState stateA = s.store.call(s.store.find("a"));
+    freezeAndCompact(s.store, [](const std::string& id) { return id != "c"; });
+    EXPECT_EQ(s.store.size(), 1u);
+    EXPECT_EQ(s.store.frozenCount(), 2u);
+    EXPECT_EQ(s.store.find("a"), CallStore::npos);
+
+    // A call with a's digest brings a back: its events, times and instances
+    // as they were (instance ids stay while calls freeze), its keys indexed.
+    s.record("a2", RecordStatus::Success, T0 + 5000, T0 + 5040, D(7));
+    ASSERT_NE(s.store.find("a"), CallStore::npos);
+    EXPECT_EQ(eventsOf("a"), before);
+    const CallState& a = s.store.call(s.store.find("a"));
+    EXPECT_EQ(a.baseSec, stateA.baseSec);
+    EXPECT_EQ(a.record, stateA.record);
+    EXPECT_TRUE(a.flags & Reported);
+    EXPECT_EQ(s.store.digest(a.digest), D(7));
+    EXPECT_EQ(s.store.bizNo(a.bizNo), "B7");
+    EXPECT_EQ(s.store.callsWithDigestCount(a.digest), 2u);
+    EXPECT_EQ(s.store.frozenCount(), 1u);
+
+    // b's bizNo under a caller's new callId brings b back too.
+    s.caller("b2", CallerState::Initiated, T0 + 6000, 0, "api-4", "B8", D(80));
+    ASSERT_NE(s.store.find("b"), CallStore::npos);
+    EXPECT_EQ(s.store.findByBizNo("B8").size(), 2u);
+    EXPECT_EQ(s.store.frozenCount(), 0u);
+
+    // A late receipt of a frozen call: the call comes back and takes it.
+    freezeAndCompact(s.store, [](const std::string& id) { return id == "c"; });
+    ASSERT_EQ(s.store.find("c"), CallStore::npos);
+    s.receipt("c", RecordStatus::Success, 2, T0 + 2045 + 3'600'000, D(9));
+    const std::uint32_t c = s.store.find("c");
+    ASSERT_NE(c, CallStore::npos);
+    EXPECT_EQ(s.store.call(c).baseSec, (T0 + 2000) / 1000);
+    EXPECT_TRUE(s.store.call(c).hasRecord());
+    EXPECT_TRUE(s.store.events(c).back().flags & DuplicateReceipt);
+    s.store.stopFreezing();
+    EXPECT_EQ(s.store.frozenCount(), 0u);
+}
+
+TEST(CallStore, FrozenCallsLeaveWhenTheWindowHasPassedThem) {
+    CallStore store;
+    store.startFreezing();
+    // Enough calls, a second apart, to fill a few blocks.
+    constexpr int n = 20000;
+    for (int k = 0; k < n; ++k)
+        store.add(RecordObservation{"call-" + std::to_string(k), D(k), RecordStatus::Success,
+                                    "api-1", 0, T0 + k * 1000, T0 + k * 1000 + 40, kNoTime});
+    std::vector<std::uint8_t> leaving(store.size(), 0);
+    for (std::uint32_t i = 0; i < store.size(); ++i)
+        leaving[i] = store.freeze(i);
+    store.compact([&](std::uint32_t i) { return !leaving[i]; });
+    EXPECT_EQ(store.frozenCount(), std::size_t{n});
+    store.dropFrozenBefore(T0);
+    EXPECT_EQ(store.frozenCount(), std::size_t{n});
+    // Whole blocks go, oldest first (the last holds calls not yet past).
+    store.dropFrozenBefore(T0 + n * 3 / 4 * 1000);
+    EXPECT_LT(store.frozenCount(), std::size_t{n});
+    EXPECT_GT(store.frozenCount(), 0u);
+    const std::size_t left = store.frozenCount();
+    // A call whose block went is not brought back; a younger one is.
+    store.add(RecordObservation{"new-0", D(0), RecordStatus::Success, "api-1", 0, T0 + 7'000'000,
+                                T0 + 7'000'040, kNoTime});
+    EXPECT_EQ(store.find("call-0"), CallStore::npos);
+    store.add(RecordObservation{"new-last", D(n - 1), RecordStatus::Success, "api-1", 0,
+                                T0 + 7'000'000, T0 + 7'000'040, kNoTime});
+    EXPECT_NE(store.find("call-" + std::to_string(n - 1)), CallStore::npos);
+    EXPECT_EQ(store.frozenCount(), left - 1);
+}
+
+TEST(CallStore, AKeyManyFrozenCallsShareIsAPlaceholderNotThawed) {
+    CallStore store;
+    store.startFreezing();
+    // 1,500 calls of one bizNo ("N/A"), each with its own digest.
+    for (int k = 0; k < 1500; ++k) {
+        CallerObservation o;
+        o.callId = "na-" + std::to_string(k);
+        o.state = CallerState::ConfirmedSuccess;
+        o.at = T0 + k;
+        o.instance = "api-1";
+        o.bizNo = "N/A";
+        o.digest = D(k);
+        store.add(o);
+    }
+    std::vector<std::uint8_t> leaving(store.size(), 0);
+    for (std::uint32_t i = 0; i < store.size(); ++i)
+        leaving[i] = store.freeze(i);
+    store.compact([&](std::uint32_t i) { return !leaving[i]; });
+    CallerObservation two;
+    two.state = CallerState::Initiated;
+    two.at = T0 + 5000;
+    two.instance = "api-1";
+    two.bizNo = "N/A";
+    for (const char* id : {"next-1", "next-2"}) {
+        two.callId = id;
+        store.add(two);
+    }
+    // Nothing came back, and the two that share it now count as many.
+    EXPECT_EQ(store.size(), 2u);
+    EXPECT_EQ(store.frozenCount(), 1500u);
+    const std::uint32_t b = store.call(0).bizNo;
+    EXPECT_GT(store.callsWithBizNoCount(b), FrozenCalls::kMaxGroup);
 }

@@ -351,3 +351,46 @@ TEST(ReleaseFinal, FinalHealthyCallsLeaveWhileKeysAndUnfinishedCallsStay) {
     EXPECT_EQ(kinds,
               (std::set<AnomalyKind>{AnomalyKind::KeyRotation, AnomalyKind::StuckProcessing}));
 }
+
+TEST(ReleaseFinal, FrozenCallsLeaveAfterTheGraceAndKeyRotationIsStillFound) {
+    CallStore store;
+    store.startFreezing();
+    DetectionEngine engine(DetectThresholds{}, DetectionSources{});
+    constexpr EpochMillis hour = 3'600'000;
+    for (int i = 0; i < 10; ++i)
+        store.apply(healthy("early-" + std::to_string(i), T0 + hour + i * 1000));
+    ObservationBatch first = healthy("rotated-a", T0 + hour);
+    first.records[0].digest = std::string(64, 'c');
+    store.apply(first);
+    const RetentionPolicy policy;
+    // An hour later: within key_rotation_window (2 h) of every call, but the
+    // grace (5 min) has passed them all: they leave, frozen.
+    std::vector<std::uint32_t> told;
+    const ReleaseResult r =
+        releaseFinal(store, engine, policy, {T0 + 2 * hour, Millis{5 * 60'000}, Millis{2 * hour}},
+                     T0 + 2 * hour, 1, [&](std::uint32_t i) { told.push_back(i); });
+    EXPECT_EQ(r.left, 11u);
+    EXPECT_EQ(told.size(), 11u);
+    EXPECT_EQ(store.size(), 0u);
+    EXPECT_EQ(store.frozenCount(), 11u);
+
+    // The same request under a new callId: the first comes back, and the
+    // group is judged as if it had never left.
+    ObservationBatch second = healthy("rotated-b", T0 + 2 * hour);
+    second.records[0].digest = std::string(64, 'c');
+    engine.evaluate(store, store.apply(second), T0 + 2 * hour);
+    EXPECT_EQ(store.size(), 2u);
+    ASSERT_EQ(engine.anomalies().size(), 1u);
+    EXPECT_EQ(engine.anomalies()[0].kind, AnomalyKind::KeyRotation);
+    EXPECT_EQ(engine.anomalies()[0].severity, Severity::Critical);
+    EXPECT_EQ(engine.anomalies()[0].callIds.size(), 2u);
+
+    // Past the window, what is frozen is forgotten; the pair stays (an anomaly
+    // names it), and the call that came back is not told again.
+    told.clear();
+    releaseFinal(store, engine, policy, {T0 + 4 * hour, Millis{5 * 60'000}, Millis{2 * hour}},
+                 T0 + 4 * hour, 1, [&](std::uint32_t i) { told.push_back(i); });
+    EXPECT_EQ(store.frozenCount(), 0u);
+    EXPECT_EQ(store.size(), 2u);
+    EXPECT_TRUE(told.empty());
+}

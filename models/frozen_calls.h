@@ -1,0 +1,94 @@
+#pragma once
+// Calls whose verdict is final while a window loads, packed (issue 12): they
+// left the store after the grace, but a later call of the same digest or bizNo
+// (a key rotation) or the same callId may still come within
+// key_rotation_window, and then the store takes them back (CallStore thaws
+// them). An entry is one run of bytes in blocks filled in the order calls
+// leave, found by the hash of its callId, digest or bizNo; the blocks go, oldest
+// first, once the window has passed their calls.
+#include "models/call_store.h"
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+namespace callscope {
+
+class FrozenCalls {
+public:
+    enum class Key : std::uint8_t { CallId, Digest, BizNo };
+
+    // A call as packed: texts in their interners' stored form, events as kept.
+    struct Entry {
+        std::string_view callId, digest, bizNo;
+        std::vector<std::string_view> extraDigests;
+        CallState state;
+        std::span<const CallEvent> events;
+    };
+
+    // `firstAt`: the call's first event (its block goes once the window has
+    // passed the latest of those).
+    // False when it cannot be kept (4 billion entries in one load): the call stays.
+    bool add(const Entry& e, EpochMillis firstAt);
+    // More entries than this with one digest or bizNo make it a placeholder
+    // (DetectionEngine::kMaxKeyRotationGroup): they group nothing.
+    static constexpr std::size_t kMaxGroup = 1000;
+    // Adds to `out` the live entries whose `key` is `text`. False when more
+    // than kMaxGroup entries had it (a placeholder: nothing is added).
+    bool find(Key key, std::string_view text, std::vector<std::uint64_t>& out) const;
+    // Fetches the slot a find of `text` reads first (see Interner::prefetch).
+    void prefetch(Key key, std::string_view text) const;
+    // More than kMaxGroup entries had this digest or bizNo.
+    bool crowded(Key key, std::string_view text) const {
+        return m_crowded.count(keyHash(key, text)) != 0;
+    }
+    Entry read(std::uint64_t at) const;
+    // The entry was taken back into the store.
+    void remove(std::uint64_t at);
+    // Forgets the blocks whose calls all began before `t`.
+    void dropBefore(EpochMillis t);
+    void clear();
+    std::size_t size() const { return m_live; }
+    std::size_t memoryBytes() const;
+
+private:
+    struct Block {
+        std::unique_ptr<char[]> bytes;
+        std::size_t used = 0, size = 0;
+        EpochMillis latestFirst = INT64_MIN;
+    };
+    // A key of an entry: 8 bytes, the table at most half full.
+    struct Slot {
+        std::uint32_t tag = 0;   // the key's hash, high half (never 0); 0: empty
+        std::uint32_t entry = 0; // the entry's number (see m_positions)
+    };
+    static std::uint64_t keyHash(Key key, std::string_view text);
+    static std::uint32_t tagOf(std::uint64_t hash) {
+        return static_cast<std::uint32_t>(hash >> 32) | 1u;
+    }
+    const char* bytesAt(std::uint64_t at) const;
+    bool alive(std::uint64_t at) const;
+    // The position of a numbered entry still held, else UINT64_MAX.
+    std::uint64_t positionOf(std::uint32_t entry) const;
+    std::string_view keyText(std::uint64_t at, Key key) const;
+    void index(Key key, std::string_view text, std::uint32_t entry);
+    void rebuild(std::size_t capacity);
+
+    std::deque<Block> m_blocks;
+    std::uint64_t m_firstBlock = 0; // the serial number of m_blocks.front()
+    std::vector<Slot> m_slots;
+    // Entry number - m_firstEntry -> position (block serial << 32 | offset).
+    std::deque<std::uint64_t> m_positions;
+    std::uint32_t m_firstEntry = 1;
+    std::size_t m_filled = 0; // slots in use, stale ones included
+    std::size_t m_live = 0;
+    std::size_t m_bytes = 0;
+    // Keys with more entries than a group holds: not indexed any more.
+    std::unordered_set<std::uint64_t> m_crowded;
+};
+
+} // namespace callscope
