@@ -109,8 +109,9 @@ void Monitor::loadProgress(const std::string& source, int percent) {
 
 void Monitor::startPacing(EpochMillis since, EpochMillis until) {
     std::lock_guard lock(m_mutex);
-    // A lead of two of the record reader's slices (see sliceLength): neither
-    // source waits for the other's next slice.
+    // A lead of two of the record reader's slices (see sliceLength; until the
+    // first, or when the record table is small enough to be read at once, a
+    // 32nd of the window): neither source waits for the other's next slice.
     m_paceLead = Millis{std::max<std::int64_t>(kMinPaceLead, (until - since) / 32)};
     m_pgPace = {m_config.readsPostgres(), since};
     m_nextReleaseLook = 0;
@@ -402,8 +403,12 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
     std::atomic<int> running{2};
     startPacing(since, until);
     // Final calls that may still gain a key-rotation sibling leave memory
-    // packed, for the length of the load (see CallStore::freeze).
+    // packed, for the length of the load (see CallStore::freeze), however it ends.
     m_store.startFreezing();
+    struct StopFreezing {
+        CallStore& store;
+        ~StopFreezing() { store.stopFreezing(); }
+    } stopFreezing{m_store};
     std::thread pg([&] {
         try {
             if (m_config.readsPostgres())
@@ -448,8 +453,6 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
     pg.join();
     kafka.join();
     applyQueued(nowMillis(), false);
-    // Everything is read: what is frozen gains nothing more.
-    m_store.stopFreezing();
     if (!pgError.empty())
         throw SourceError(pgError, pgConfig);
     if (!kafkaError.empty())

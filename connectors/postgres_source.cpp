@@ -1093,8 +1093,10 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
                     else if (*a != kNoTime && (*next == kNoTime || *a < *next))
                         next = a;
                 }
+                // (A millisecond early: the time read is rounded to the
+                // nearest, and a row must not fall before the next slice.)
                 if (next)
-                    from = *next == kNoTime ? end : std::clamp(*next, to, end);
+                    from = *next == kNoTime ? end : std::clamp(*next - 1, to, end);
                 else
                     slice = nextSlice(slice, rows, end - since); // longer, then
             } else {

@@ -32,8 +32,8 @@ std::uint16_t length16(std::string_view s) {
 } // namespace
 
 std::uint64_t FrozenCalls::keyHash(Key key, std::string_view text) {
-    const std::uint64_t h = hashText(text) + (static_cast<std::uint64_t>(key) + 1) *
-                                                 0x9e3779b97f4a7c15ULL;
+    const std::uint64_t h =
+        hashText(text) + (static_cast<std::uint64_t>(key) + 1) * 0x9e3779b97f4a7c15ULL;
     return h == 0 ? 1 : h;
 }
 
@@ -164,10 +164,9 @@ void FrozenCalls::index(Key key, std::string_view text, std::uint32_t entry) {
     std::size_t same = 0;
     std::size_t i = slotFor(h, m_slots.size());
     for (; m_slots[i].tag != 0; i = i + 1 == m_slots.size() ? 0 : i + 1)
-        same += m_slots[i].tag == tag;
+        same += m_slots[i].tag == tag && positionOf(m_slots[i].entry) != UINT64_MAX;
     // A digest or bizNo that many calls share (a placeholder) is not indexed
-    // further: each lookup of it would walk them all. (Counted with entries
-    // thawed since: a little early at worst.)
+    // further: each lookup of it would walk them all.
     if (key != Key::CallId && same >= kMaxGroup) {
         m_crowded.insert(h);
         return;
@@ -177,11 +176,15 @@ void FrozenCalls::index(Key key, std::string_view text, std::uint32_t entry) {
 }
 
 void FrozenCalls::rebuild(std::size_t capacity) {
-    std::vector<Slot> slots(std::max<std::size_t>(capacity, 16));
+    // An entry forgotten goes; one thawed stays until it is forgotten (rare:
+    // reading each entry here would cost a cache miss a slot), and counts
+    // toward the size: the table stays at most half full.
+    std::size_t kept = 0;
+    for (const Slot& s : m_slots)
+        kept += s.tag != 0 && s.entry >= m_firstEntry;
+    std::vector<Slot> slots(std::max<std::size_t>({capacity, 2 * kept + 2, 16}));
     std::size_t filled = 0;
     for (const Slot& s : m_slots) {
-        // An entry forgotten goes; one thawed stays until it is forgotten
-        // (rare: reading each entry here would cost a cache miss a slot).
         if (s.tag == 0 || s.entry < m_firstEntry)
             continue;
         // The slot comes from the hash's high half, which the tag keeps.
@@ -229,8 +232,8 @@ void FrozenCalls::dropBefore(EpochMillis t) {
             m_live -= h.alive;
             const std::uint64_t at = m_firstBlock << 32 | off;
             const Entry e = read(at);
-            std::size_t bytes = kEventsAt + e.events.size() * sizeof(CallEvent) +
-                                h.callIdLength + h.digestLength + h.bizNoLength;
+            std::size_t bytes = kEventsAt + e.events.size() * sizeof(CallEvent) + h.callIdLength +
+                                h.digestLength + h.bizNoLength;
             for (const auto& x : e.extraDigests)
                 bytes += 2 + x.size();
             off += (bytes + 3) & ~std::size_t{3};

@@ -129,6 +129,17 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
     return result;
 }
 
+namespace {
+
+// Another call in the store has its digest or bizNo: its group is judged
+// with it there, so it stays (a frozen call comes back only when a new call
+// takes its key, not when one already here is judged again).
+bool sharesKey(const CallStore& store, const CallState& c) {
+    return (c.digest && store.digestShared(c.digest)) || (c.bizNo && store.bizNoShared(c.bizNo));
+}
+
+} // namespace
+
 ReleaseResult releaseFinal(CallStore& store, DetectionEngine& engine, const RetentionPolicy& policy,
                            const FinalLine& line, EpochMillis now, std::size_t minFinal,
                            const std::function<void(std::uint32_t)>& onLeave) {
@@ -148,7 +159,7 @@ ReleaseResult releaseFinal(CallStore& store, DetectionEngine& engine, const Rete
             continue;
         if (firstEventAt(store, i) < keysClosedBefore) {
             ready.push_back(i);
-        } else if (store.freezing() && !store.hasTraceLinks(i)) {
+        } else if (store.freezing() && !store.hasTraceLinks(i) && !sharesKey(store, c)) {
             ready.push_back(i);
             freeze[i] = 1;
         }

@@ -33,13 +33,15 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
 
 // While a window loads (issue 12, a streaming scan): every source has read
 // all data stamped before `readTo`. A finished call (as for retention, its
-// caller done too when seen) whose events all lie before readTo - grace, and
-// whose first event lies before readTo - keyRotationWindow, is final: nothing
-// still to come can change its verdict or share its key within the window.
-// Once at least `minFinal` calls are final (so that the store is compacted
-// rarely: pass about half its size), they are judged as the end of the load
-// would judge them, and those no anomaly names leave memory. Returns how
-// how many left.
+// caller done too when seen) whose events all lie before readTo - grace is
+// final: nothing still to come can change its verdict. Once at least
+// `minFinal` calls are final (so that the store is compacted rarely), they
+// are judged as the end of the load would judge them, and those no anomaly
+// names leave memory: for good when their first event lies before readTo -
+// keyRotationWindow (nothing to come can share their key), else frozen when
+// the store freezes (CallStore::freeze: a call of the same key brings them
+// back), else they stay. Returns how many left that had not left before
+// (onLeave is told of those only).
 struct FinalLine {
     EpochMillis readTo = kNoTime;
     Millis grace{0};

@@ -65,6 +65,18 @@ void freezeAndCompact(CallStore& store, const std::function<bool(const std::stri
     store.compact([&](std::uint32_t i) { return !leaving[i]; });
 }
 
+// A freezing store whose `n` calls ("call-K", digest D(K), `step` ms apart)
+// have all left, frozen.
+CallStore allFrozen(int n, EpochMillis step) {
+    CallStore store;
+    store.startFreezing();
+    for (int k = 0; k < n; ++k)
+        store.add(RecordObservation{"call-" + std::to_string(k), D(k), RecordStatus::Success,
+                                    "api-1", 0, T0 + k * step, T0 + k * step + 40, kNoTime});
+    freezeAndCompact(store, [](const std::string&) { return true; });
+    return store;
+}
+
 } // namespace
 
 TEST(CallStore, AFrozenCallComesBackWholeWithItsCallIdDigestOrBizNo) {
@@ -121,17 +133,9 @@ TEST(CallStore, AFrozenCallComesBackWholeWithItsCallIdDigestOrBizNo) {
 }
 
 TEST(CallStore, FrozenCallsLeaveWhenTheWindowHasPassedThem) {
-    CallStore store;
-    store.startFreezing();
     // Enough calls, a second apart, to fill a few blocks.
     constexpr int n = 20000;
-    for (int k = 0; k < n; ++k)
-        store.add(RecordObservation{"call-" + std::to_string(k), D(k), RecordStatus::Success,
-                                    "api-1", 0, T0 + k * 1000, T0 + k * 1000 + 40, kNoTime});
-    std::vector<std::uint8_t> leaving(store.size(), 0);
-    for (std::uint32_t i = 0; i < store.size(); ++i)
-        leaving[i] = store.freeze(i);
-    store.compact([&](std::uint32_t i) { return !leaving[i]; });
+    CallStore store = allFrozen(n, 1000);
     EXPECT_EQ(store.frozenCount(), std::size_t{n});
     store.dropFrozenBefore(T0);
     EXPECT_EQ(store.frozenCount(), std::size_t{n});
@@ -164,10 +168,7 @@ TEST(CallStore, AKeyManyFrozenCallsShareIsAPlaceholderNotThawed) {
         o.digest = D(k);
         store.add(o);
     }
-    std::vector<std::uint8_t> leaving(store.size(), 0);
-    for (std::uint32_t i = 0; i < store.size(); ++i)
-        leaving[i] = store.freeze(i);
-    store.compact([&](std::uint32_t i) { return !leaving[i]; });
+    freezeAndCompact(store, [](const std::string&) { return true; });
     CallerObservation two;
     two.state = CallerState::Initiated;
     two.at = T0 + 5000;
@@ -182,4 +183,24 @@ TEST(CallStore, AKeyManyFrozenCallsShareIsAPlaceholderNotThawed) {
     EXPECT_EQ(store.frozenCount(), 1500u);
     const std::uint32_t b = store.call(0).bizNo;
     EXPECT_GT(store.callsWithBizNoCount(b), FrozenCalls::kMaxGroup);
+}
+
+TEST(CallStore, FrozenCallsThawedByTheThousandLeaveTheIndexWhole) {
+    constexpr int n = 3000;
+    CallStore store = allFrozen(n, 1);
+    // Late receipts bring all but ten back (their slots stay, stale).
+    for (int k = 10; k < n; ++k) {
+        ReceiptObservation r;
+        r.callId = "call-" + std::to_string(k);
+        r.status = RecordStatus::Success;
+        r.origin.kafkaTimestamp = T0 + 3'600'000;
+        store.add(r);
+    }
+    EXPECT_EQ(store.frozenCount(), 10u);
+    // The index shrinks to what is left, and still finds it.
+    store.dropFrozenBefore(T0 - 1);
+    store.add(RecordObservation{"late-0", D(0), RecordStatus::Success, "api-1", 0, T0 + 7'000'000,
+                                T0 + 7'000'040, kNoTime});
+    EXPECT_NE(store.find("call-0"), CallStore::npos);
+    EXPECT_EQ(store.frozenCount(), 9u);
 }
