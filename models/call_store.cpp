@@ -40,11 +40,12 @@ std::vector<std::uint32_t> CallStore::findByBizNo(std::string_view bizNo) const 
 }
 
 std::uint32_t CallStore::callFor(std::string_view callId, EpochMillis t) {
-    const std::uint32_t id = m_callIds.intern(callId);
+    std::uint64_t hash = 0; // (a callId is kept as it is: the frozen index hashes it alike)
+    const std::uint32_t id = m_callIds.intern(callId, hash);
     if (id > m_calls.size() && m_frozen && m_frozen->size() > 0) {
         // It left while the window loads, and something of it came after all.
         std::vector<std::uint64_t> found;
-        m_frozen->find(FrozenCalls::Key::CallId, m_callIds.storedForm(id), found);
+        m_frozen->find(FrozenCalls::Key::CallId, m_callIds.storedForm(id), hash, found);
         if (!found.empty())
             return thaw(found.front());
     }
@@ -535,9 +536,9 @@ void CallStore::dropFrozenBefore(EpochMillis t) {
 }
 
 void CallStore::prefetchCall(std::string_view callId) const {
-    m_callIds.prefetch(callId);
+    const std::uint64_t hash = m_callIds.prefetch(callId);
     if (m_frozen && m_frozen->size() > 0)
-        m_frozen->prefetch(FrozenCalls::Key::CallId, callId);
+        m_frozen->prefetch(FrozenCalls::Key::CallId, hash);
 }
 
 bool CallStore::freeze(std::uint32_t i) {

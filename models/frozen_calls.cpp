@@ -31,9 +31,9 @@ std::uint16_t length16(std::string_view s) {
 
 } // namespace
 
-std::uint64_t FrozenCalls::keyHash(Key key, std::string_view text) {
+std::uint64_t FrozenCalls::keyHash(Key key, std::uint64_t textHash) {
     const std::uint64_t h =
-        hashText(text) + (static_cast<std::uint64_t>(key) + 1) * 0x9e3779b97f4a7c15ULL;
+        textHash + (static_cast<std::uint64_t>(key) + 1) * 0x9e3779b97f4a7c15ULL;
     return h == 0 ? 1 : h;
 }
 
@@ -198,10 +198,11 @@ void FrozenCalls::rebuild(std::size_t capacity) {
     m_filled = filled;
 }
 
-bool FrozenCalls::find(Key key, std::string_view text, std::vector<std::uint64_t>& out) const {
+bool FrozenCalls::find(Key key, std::string_view text, std::uint64_t textHash,
+                       std::vector<std::uint64_t>& out) const {
     if (m_slots.empty())
         return true;
-    const std::uint64_t h = keyHash(key, text);
+    const std::uint64_t h = keyHash(key, textHash);
     if (key != Key::CallId && !m_crowded.empty() && m_crowded.count(h))
         return false;
     const std::uint32_t tag = tagOf(h);
@@ -216,9 +217,9 @@ bool FrozenCalls::find(Key key, std::string_view text, std::vector<std::uint64_t
     return true;
 }
 
-void FrozenCalls::prefetch(Key key, std::string_view text) const {
+void FrozenCalls::prefetch(Key key, std::uint64_t textHash) const {
     if (!m_slots.empty())
-        __builtin_prefetch(&m_slots[slotFor(keyHash(key, text), m_slots.size())]);
+        __builtin_prefetch(&m_slots[slotFor(keyHash(key, textHash), m_slots.size())]);
 }
 
 void FrozenCalls::dropBefore(EpochMillis t) {

@@ -39,9 +39,14 @@ public:
     static constexpr std::size_t kMaxGroup = 1000;
     // Adds to `out` the live entries whose `key` is `text`. False when more
     // than kMaxGroup entries had it (a placeholder: nothing is added).
-    bool find(Key key, std::string_view text, std::vector<std::uint64_t>& out) const;
+    bool find(Key key, std::string_view text, std::vector<std::uint64_t>& out) const {
+        return find(key, text, hashText(text), out);
+    }
+    // The same, given hashText(text) (an interner's hash of its stored form).
+    bool find(Key key, std::string_view text, std::uint64_t textHash,
+              std::vector<std::uint64_t>& out) const;
     // Fetches the slot a find of `text` reads first (see Interner::prefetch).
-    void prefetch(Key key, std::string_view text) const;
+    void prefetch(Key key, std::uint64_t textHash) const; // hashText of the text
     // More than kMaxGroup entries had this digest or bizNo.
     bool crowded(Key key, std::string_view text) const {
         return m_crowded.count(keyHash(key, text)) != 0;
@@ -66,7 +71,10 @@ private:
         std::uint32_t tag = 0;   // the key's hash, high half (never 0); 0: empty
         std::uint32_t entry = 0; // the entry's number (see m_positions)
     };
-    static std::uint64_t keyHash(Key key, std::string_view text);
+    static std::uint64_t keyHash(Key key, std::uint64_t textHash);
+    static std::uint64_t keyHash(Key key, std::string_view text) {
+        return keyHash(key, hashText(text));
+    }
     static std::uint32_t tagOf(std::uint64_t hash) {
         return static_cast<std::uint32_t>(hash >> 32) | 1u;
     }

@@ -154,11 +154,11 @@ std::uint32_t Interner::internFrom(const Interner& other, std::uint32_t id) {
     return internEncoded(other.stored(id));
 }
 
-void Interner::prefetch(std::string_view text) const {
-    if (text.empty() || m_slots.empty())
-        return;
+std::uint64_t Interner::prefetch(std::string_view text) const {
+    if (text.empty())
+        return 0;
     char buf[40];
-    prefetchEncoded(encode(text, buf));
+    return prefetchEncoded(encode(text, buf));
 }
 
 void Interner::prefetchFrom(const Interner& other, std::uint32_t id) const {
@@ -166,14 +166,31 @@ void Interner::prefetchFrom(const Interner& other, std::uint32_t id) const {
         prefetchEncoded(other.stored(id));
 }
 
-void Interner::prefetchEncoded(std::string_view encoded) const {
-    const std::size_t i = slotFor(hashText(encoded), m_slots.size());
+std::uint64_t Interner::prefetchEncoded(std::string_view encoded) const {
+    const std::uint64_t h = hashText(encoded);
+    if (m_slots.empty())
+        return h;
+    const std::size_t i = slotFor(h, m_slots.size());
     __builtin_prefetch(&m_tags[i]);
     __builtin_prefetch(&m_slots[i]);
+    return h;
+}
+
+std::uint32_t Interner::intern(std::string_view text, std::uint64_t& hash) {
+    hash = 0;
+    if (text.empty())
+        return 0;
+    char buf[40];
+    const std::string_view enc = encode(text, buf);
+    hash = hashText(enc);
+    return internEncoded(enc, hash);
 }
 
 std::uint32_t Interner::internEncoded(std::string_view enc) {
-    const std::uint64_t h = hashText(enc);
+    return internEncoded(enc, hashText(enc));
+}
+
+std::uint32_t Interner::internEncoded(std::string_view enc, std::uint64_t h) {
     std::size_t slot = 0;
     if (const std::uint32_t id = lookup(enc, h, &slot))
         return id;

@@ -20,13 +20,17 @@ public:
     explicit Interner(bool packHex = false) : m_packHex(packHex) {}
 
     std::uint32_t intern(std::string_view text); // 0 for empty text
+    // The same, telling the hash of the text as kept (see storedForm).
+    std::uint32_t intern(std::string_view text, std::uint64_t& hash);
     // intern(other.text(id)) without unpacking and packing a digest again
     // (both interners pack alike).
     std::uint32_t internFrom(const Interner& other, std::uint32_t id);
     // Fetches the slot an intern or find of `text` reads first: a loop over
     // many texts asks a few ahead of the one it interns, so that a large
     // table's cache misses overlap instead of coming one after another.
-    void prefetch(std::string_view text) const;
+    // Returns the hash of the text as kept (0 for empty text), for a caller
+    // that looks the same text up elsewhere.
+    std::uint64_t prefetch(std::string_view text) const;
     void prefetchFrom(const Interner& other, std::uint32_t id) const; // of internFrom
     std::uint32_t find(std::string_view text) const;                  // 0 when absent
     // A text as kept (a digest packed), and interning of that form: a copy
@@ -48,7 +52,8 @@ private:
     std::string_view encode(std::string_view text, char* buf) const;
     std::string_view stored(std::uint32_t id) const;
     std::uint32_t internEncoded(std::string_view encoded);
-    void prefetchEncoded(std::string_view encoded) const;
+    std::uint32_t internEncoded(std::string_view encoded, std::uint64_t hash);
+    std::uint64_t prefetchEncoded(std::string_view encoded) const;
     // The id of `encoded`, or 0 and (when asked) the empty slot that ended the probe.
     std::uint32_t lookup(std::string_view encoded, std::uint64_t hash,
                          std::size_t* emptySlot) const;
