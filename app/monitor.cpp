@@ -460,6 +460,7 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
 
     fetchMissingRecords(cancel);
     askDueProbes(cancel);
+    m_store.thawSiblings(); // the last calls' key-rotation siblings that had left
     m_engine.setSettled(true);
     m_engine.evaluateAll(m_store, nowMillis());
     m_engine.setSettled(false);

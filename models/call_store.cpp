@@ -121,7 +121,7 @@ std::uint8_t CallStore::digestSlot(std::uint32_t call, std::string_view digest) 
     const std::uint32_t d = m_digests.intern(digest);
     if (c.digest == 0) {
         setOwnDigest(call, d);
-        lookFrozen(true, d);
+        lookFrozen(call);
     }
     if (c.digest == d)
         return 1;
@@ -438,7 +438,7 @@ std::uint32_t CallStore::addOne(const CallerObservation& o) {
     if (!o.bizNo.empty() && !m_bizNos.equals(m_calls[i].bizNo, o.bizNo)) {
         const std::uint32_t b = m_bizNos.intern(o.bizNo);
         setBizNo(i, b);
-        lookFrozen(false, b);
+        lookFrozen(i);
     }
     CallState& c = m_calls[i];
     const std::int32_t at = toDt(c, o.at);
@@ -511,6 +511,7 @@ std::vector<std::uint32_t> CallStore::apply(const ObservationBatch& b) {
     std::vector<std::uint32_t> touched;
     touched.reserve(b.size());
     addEach(*this, b, [&](std::uint32_t i) { touched.push_back(i); });
+    thawSiblings(); // judged next: their groups whole
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
     return touched;
@@ -524,6 +525,7 @@ void CallStore::startFreezing() {
 void CallStore::stopFreezing() {
     m_frozen.reset();
     m_thawQueue.clear();
+    m_callsToLook.clear();
 }
 
 std::size_t CallStore::frozenCount() const {
@@ -561,13 +563,31 @@ bool CallStore::freeze(std::uint32_t i) {
     return m_frozen->add(e, first == INT32_MAX ? c.base() : c.base() + first);
 }
 
-void CallStore::lookFrozen(bool digest, std::uint32_t key) {
-    if (!m_frozen || m_frozen->size() == 0 || key == 0)
-        return;
-    if (digest)
-        m_frozen->find(FrozenCalls::Key::Digest, m_digests.storedForm(key), m_thawQueue);
-    else
-        m_frozen->find(FrozenCalls::Key::BizNo, m_bizNos.storedForm(key), m_thawQueue);
+void CallStore::thawSiblings() {
+    constexpr std::size_t kAhead = 8;
+    const auto digestOf = [&](std::uint32_t call) {
+        return m_digests.storedForm(m_calls[call].digest);
+    };
+    const auto bizNoOf = [&](std::uint32_t call) {
+        return m_bizNos.storedForm(m_calls[call].bizNo);
+    };
+    // (A thawed call adds itself to the list: its own siblings come too.)
+    for (std::size_t k = 0; m_frozen && k < m_callsToLook.size(); ++k) {
+        if (k + kAhead < m_callsToLook.size()) {
+            const std::uint32_t ahead = m_callsToLook[k + kAhead];
+            if (m_calls[ahead].digest)
+                m_frozen->prefetch(FrozenCalls::Key::Digest, hashText(digestOf(ahead)));
+            if (m_calls[ahead].bizNo)
+                m_frozen->prefetch(FrozenCalls::Key::BizNo, hashText(bizNoOf(ahead)));
+        }
+        const std::uint32_t call = m_callsToLook[k];
+        if (m_calls[call].digest)
+            m_frozen->find(FrozenCalls::Key::Digest, digestOf(call), m_thawQueue);
+        if (m_calls[call].bizNo)
+            m_frozen->find(FrozenCalls::Key::BizNo, bizNoOf(call), m_thawQueue);
+        thawPending();
+    }
+    m_callsToLook.clear();
 }
 
 void CallStore::thawQueued() {
@@ -600,14 +620,14 @@ std::uint32_t CallStore::thaw(std::uint64_t at) {
     if (!e.digest.empty()) {
         const std::uint32_t d = m_digests.internStored(e.digest);
         setOwnDigest(i, d);
-        lookFrozen(true, d);
+        lookFrozen(i);
     }
     for (const std::string_view x : e.extraDigests)
         m_extraDigests[i].push_back(m_digests.internStored(x));
     if (!e.bizNo.empty()) {
         const std::uint32_t b = m_bizNos.internStored(e.bizNo);
         setBizNo(i, b);
-        lookFrozen(false, b);
+        lookFrozen(i);
     }
     return i;
 }
@@ -690,6 +710,9 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
     }
     next.m_counters = m_counters;
     next.m_frozen = std::move(m_frozen);
+    for (const std::uint32_t call : m_callsToLook)
+        if (map[call] != npos)
+            next.m_callsToLook.push_back(map[call]);
     next.m_traces = std::move(m_traces);
     next.m_traces.remap(map);
     for (TraceLink& l : m_traceLinks) {

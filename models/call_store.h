@@ -214,6 +214,11 @@ public:
     // Packs the call; it leaves the store at the next compact (the caller's
     // keep says no). False when it cannot: the call stays.
     bool freeze(std::uint32_t call);
+    // Brings back the frozen calls that share a digest or bizNo with a call
+    // that took it since the last time (and theirs in turn): called before
+    // calls are judged (apply() does), so that each key-rotation group is
+    // whole; looked up together, their lookups overlap.
+    void thawSiblings();
     // Forgets frozen calls that began before `t` (the window has passed them).
     void dropFrozenBefore(EpochMillis t);
     std::size_t frozenCount() const;
@@ -226,9 +231,12 @@ private:
     std::uint32_t addOne(const AttemptObservation& o);
     std::uint32_t addOne(const ReceiptObservation& o);
     std::uint32_t addOne(const CallerObservation& o);
-    // A call took `key` as its own: its frozen siblings come back (after the
-    // observation, see thawPending).
-    void lookFrozen(bool digest, std::uint32_t key);
+    // A call took a digest or bizNo as its own: its frozen siblings come
+    // back before anything is judged (thawSiblings).
+    void lookFrozen(std::uint32_t call) {
+        if (m_frozen)
+            m_callsToLook.push_back(call);
+    }
     void thawPending() {
         if (!m_thawQueue.empty())
             thawQueued();
@@ -272,6 +280,7 @@ private:
     StoreCounters m_counters;
     std::unique_ptr<FrozenCalls> m_frozen;
     std::vector<std::uint64_t> m_thawQueue;
+    std::vector<std::uint32_t> m_callsToLook; // see lookFrozen
 };
 
 } // namespace callscope

@@ -148,6 +148,7 @@ ReleaseResult releaseFinal(CallStore& store, DetectionEngine& engine, const Rete
     // Final: finished, settled for the grace. One that began within
     // key_rotation_window may still gain a sibling: it is frozen (when the
     // store freezes), else it stays.
+    store.thawSiblings(); // each group whole before any is judged
     store.dropFrozenBefore(keysClosedBefore);
     std::vector<std::uint32_t> ready;
     std::vector<std::uint8_t> freeze(store.size(), 0);
