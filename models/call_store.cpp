@@ -436,6 +436,10 @@ std::uint32_t CallStore::addOne(const CallerObservation& o) {
     const std::uint8_t slot = digestSlot(i, o.digest);
     const std::uint32_t inst = instanceId(o.instance);
     if (!o.bizNo.empty() && !m_bizNos.equals(m_calls[i].bizNo, o.bizNo)) {
+        // The call stays an owner of its former bizNo too: its frozen
+        // siblings are looked up now (rare), as thawSiblings sees the new one.
+        if (const std::uint32_t before = m_calls[i].bizNo; before && m_frozen)
+            m_frozen->find(FrozenCalls::Key::BizNo, m_bizNos.storedForm(before), m_thawQueue);
         const std::uint32_t b = m_bizNos.intern(o.bizNo);
         setBizNo(i, b);
         lookFrozen(i);

@@ -234,8 +234,8 @@ private:
     // A call took a digest or bizNo as its own: its frozen siblings come
     // back before anything is judged (thawSiblings).
     void lookFrozen(std::uint32_t call) {
-        if (m_frozen)
-            m_callsToLook.push_back(call);
+        if (m_frozen && (m_callsToLook.empty() || m_callsToLook.back() != call))
+            m_callsToLook.push_back(call); // (once for its digest and bizNo taken together)
     }
     void thawPending() {
         if (!m_thawQueue.empty())

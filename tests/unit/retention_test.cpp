@@ -374,25 +374,14 @@ TEST(ReleaseFinal, FrozenCallsLeaveAfterTheGraceAndKeyRotationIsStillFound) {
     EXPECT_EQ(store.size(), 0u);
     EXPECT_EQ(store.frozenCount(), 11u);
 
-    // The same request under a new callId: the first comes back, and the
-    // group is judged as if it had never left.
-    ObservationBatch second = healthy("rotated-b", T0 + 2 * hour);
-    second.records[0].digest = std::string(64, 'c');
-    engine.evaluate(store, store.apply(second), T0 + 2 * hour);
-    EXPECT_EQ(store.size(), 2u);
-    ASSERT_EQ(engine.anomalies().size(), 1u);
-    EXPECT_EQ(engine.anomalies()[0].kind, AnomalyKind::KeyRotation);
-    EXPECT_EQ(engine.anomalies()[0].severity, Severity::Critical);
-    EXPECT_EQ(engine.anomalies()[0].callIds.size(), 2u);
-
-    // A late copy of a frozen call's receipt brings it back; when it leaves
-    // again it is not told (nor counted) twice.
+    // A late copy of a frozen call's receipt brings it back at once (by its
+    // callId); when it leaves again it is not told (nor counted) twice.
     ObservationBatch late = healthy("early-3", T0 + hour + 3000);
     late.records.clear();
     late.receipts[0].origin.kafkaTimestamp = T0 + 2 * hour + 1000;
-    store.apply(late);
+    store.applyOnly(late);
     ASSERT_NE(store.find("early-3"), CallStore::npos);
-    EXPECT_EQ(store.frozenCount(), 9u);
+    EXPECT_EQ(store.frozenCount(), 10u);
     told.clear();
     const ReleaseResult again = releaseFinal(
         store, engine, policy, {T0 + 2 * hour + 10 * 60'000, Millis{5 * 60'000}, Millis{2 * hour}},
@@ -400,12 +389,24 @@ TEST(ReleaseFinal, FrozenCallsLeaveAfterTheGraceAndKeyRotationIsStillFound) {
     EXPECT_EQ(store.find("early-3"), CallStore::npos);
     EXPECT_EQ(again.left, 0u);
     EXPECT_TRUE(told.empty());
-    EXPECT_EQ(store.frozenCount(), 10u);
+    EXPECT_EQ(store.frozenCount(), 11u);
 
-    // Past the window, what is frozen is forgotten; the pair stays (an anomaly
-    // names it).
-    releaseFinal(store, engine, policy, {T0 + 4 * hour, Millis{5 * 60'000}, Millis{2 * hour}},
-                 T0 + 4 * hour, 1);
-    EXPECT_EQ(store.frozenCount(), 0u);
+    // The same request under a new callId, read as a load reads (nothing
+    // judged on arrival). The next release brings the first back before it
+    // judges, and before it forgets what the window has passed (the first
+    // began more than 2 h before this line): the group is judged whole.
+    ObservationBatch second = healthy("rotated-b", T0 + 2 * hour + 20 * 60'000);
+    second.records[0].digest = std::string(64, 'c');
+    store.applyOnly(second);
+    EXPECT_EQ(store.find("rotated-a"), CallStore::npos);
+    releaseFinal(store, engine, policy,
+                 {T0 + 3 * hour + 10'000, Millis{5 * 60'000}, Millis{2 * hour}},
+                 T0 + 3 * hour + 10'000, 1);
+    ASSERT_EQ(engine.anomalies().size(), 1u);
+    EXPECT_EQ(engine.anomalies()[0].kind, AnomalyKind::KeyRotation);
+    EXPECT_EQ(engine.anomalies()[0].severity, Severity::Critical);
+    EXPECT_EQ(engine.anomalies()[0].callIds.size(), 2u);
+    // The pair stays (the anomaly names it); the rest is forgotten.
     EXPECT_EQ(store.size(), 2u);
+    EXPECT_EQ(store.frozenCount(), 0u);
 }
