@@ -547,7 +547,7 @@ void CallStore::prefetchCall(std::string_view callId) const {
         m_frozen->prefetch(FrozenCalls::Key::CallId, hash);
 }
 
-bool CallStore::freeze(std::uint32_t i) {
+bool CallStore::freeze(std::uint32_t i, EpochMillis firstAt) {
     if (!m_frozen)
         return false;
     const CallState& c = m_calls[i];
@@ -561,10 +561,7 @@ bool CallStore::freeze(std::uint32_t i) {
     e.state = c;
     e.state.flags |= Reported;
     e.events = events(i);
-    std::int32_t first = INT32_MAX;
-    for (const CallEvent& ev : e.events)
-        first = std::min(first, ev.dt);
-    return m_frozen->add(e, first == INT32_MAX ? c.base() : c.base() + first);
+    return m_frozen->add(e, firstAt);
 }
 
 void CallStore::thawSiblings() {

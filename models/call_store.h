@@ -213,7 +213,8 @@ public:
     bool freezing() const { return m_frozen != nullptr; }
     // Packs the call; it leaves the store at the next compact (the caller's
     // keep says no). False when it cannot: the call stays.
-    bool freeze(std::uint32_t call);
+    // `firstAt`: its first event (firstEventAt), by which it is forgotten.
+    bool freeze(std::uint32_t call, EpochMillis firstAt);
     // Brings back the frozen calls that share a digest or bizNo with a call
     // that took it since the last time (and theirs in turn): called before
     // calls are judged (apply() does), so that each key-rotation group is

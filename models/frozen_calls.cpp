@@ -70,6 +70,7 @@ bool FrozenCalls::add(const Entry& e, EpochMillis firstAt) {
     const std::uint64_t at = (m_firstBlock + m_blocks.size() - 1) << 32 | b.used;
     char* p = b.bytes.get() + b.used;
     b.used += bytes;
+    b.live++;
     b.latestFirst = std::max(b.latestFirst, firstAt);
     CallState state = e.state;
     state.eventCount = static_cast<std::uint16_t>(e.events.size());
@@ -149,8 +150,9 @@ std::string_view FrozenCalls::keyText(std::uint64_t at, Key key) const {
 void FrozenCalls::remove(std::uint64_t at) {
     if (!alive(at))
         return;
-    char* p = m_blocks[(at >> 32) - m_firstBlock].bytes.get() + (at & 0xffffffffu);
-    p[offsetof(Header, alive)] = 0;
+    Block& b = m_blocks[(at >> 32) - m_firstBlock];
+    b.bytes[(at & 0xffffffffu) + offsetof(Header, alive)] = 0;
+    b.live--;
     --m_live;
 }
 
@@ -227,18 +229,7 @@ void FrozenCalls::dropBefore(EpochMillis t) {
     // past keeps the younger ones after it (they are a little younger each).
     while (!m_blocks.empty() && m_blocks.front().latestFirst < t) {
         const Block& b = m_blocks.front();
-        for (std::size_t off = 0; off < b.used;) {
-            Header h;
-            std::memcpy(&h, b.bytes.get() + off, sizeof h);
-            m_live -= h.alive;
-            const std::uint64_t at = m_firstBlock << 32 | off;
-            const Entry e = read(at);
-            std::size_t bytes = kEventsAt + e.events.size() * sizeof(CallEvent) + h.callIdLength +
-                                h.digestLength + h.bizNoLength;
-            for (const auto& x : e.extraDigests)
-                bytes += 2 + x.size();
-            off += (bytes + 3) & ~std::size_t{3};
-        }
+        m_live -= b.live;
         m_bytes -= b.size;
         m_blocks.pop_front();
         ++m_firstBlock;

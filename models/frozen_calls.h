@@ -64,6 +64,7 @@ private:
     struct Block {
         std::unique_ptr<char[]> bytes;
         std::size_t used = 0, size = 0;
+        std::size_t live = 0; // entries not thawed
         EpochMillis latestFirst = INT64_MIN;
     };
     // A key of an entry: 8 bytes, the table at most half full.

@@ -151,18 +151,19 @@ ReleaseResult releaseFinal(CallStore& store, DetectionEngine& engine, const Rete
     store.thawSiblings(); // each group whole before any is judged
     store.dropFrozenBefore(keysClosedBefore);
     std::vector<std::uint32_t> ready;
-    std::vector<std::uint8_t> freeze(store.size(), 0);
+    std::vector<EpochMillis> freezeAt(store.size(), kNoTime); // its first event, when frozen
     for (std::uint32_t i = 0; i < store.size(); ++i) {
         const CallState& c = store.call(i);
         if (engine.holds(i) || (c.caller != 0 && !callerDone(c)) || !finishedCall(store, i, policy))
             continue;
         if (store.lastEventAt(i) >= settledBefore)
             continue;
-        if (firstEventAt(store, i) < keysClosedBefore) {
+        const EpochMillis firstAt = firstEventAt(store, i);
+        if (firstAt < keysClosedBefore) {
             ready.push_back(i);
         } else if (store.freezing() && !store.hasTraceLinks(i) && !sharesKey(store, c)) {
             ready.push_back(i);
-            freeze[i] = 1;
+            freezeAt[i] = firstAt;
         }
     }
     ReleaseResult r;
@@ -172,7 +173,7 @@ ReleaseResult releaseFinal(CallStore& store, DetectionEngine& engine, const Rete
     engine.evaluate(store, ready, now);
     std::vector<std::uint8_t> leaving(store.size(), 0);
     for (const std::uint32_t i : ready) {
-        if (engine.holds(i) || (freeze[i] && !store.freeze(i)))
+        if (engine.holds(i) || (freezeAt[i] != kNoTime && !store.freeze(i, freezeAt[i])))
             continue;
         // A call that came back from the frozen ones was told already.
         if (!(store.call(i).flags & Reported)) {

@@ -1,6 +1,7 @@
 // The per-callId store: rows read again are applied once, and compaction keeps
 // what it is told to along with its indexes.
 #include "models/call_store.h"
+#include "models/detectors/detector.h"
 #include "models/frozen_calls.h"
 #include "tests/unit/detectors/scenario.h"
 
@@ -60,7 +61,7 @@ namespace {
 void freezeAndCompact(CallStore& store, const std::function<bool(const std::string&)>& leaves) {
     std::vector<std::uint8_t> leaving(store.size(), 0);
     for (std::uint32_t i = 0; i < store.size(); ++i)
-        if (leaves(store.callId(i)) && store.freeze(i))
+        if (leaves(store.callId(i)) && store.freeze(i, firstEventAt(store, i)))
             leaving[i] = 1;
     store.compact([&](std::uint32_t i) { return !leaving[i]; });
 }
