@@ -227,7 +227,7 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
     {
         std::lock_guard lock(m_mutex);
         for (ObservationBatch& b : queue)
-            if (m_spent.size() < kMaxSpent)
+            if (!b.pooled() && m_spent.size() < kMaxSpent) // (pooled: back to the reader's pool)
                 m_spent.push_back(std::move(b));
     }
     if (!judge)

@@ -214,6 +214,7 @@ private:
     // Batches applied, freed by the next source to deliver (on its thread,
     // which allocated them: the model thread spent a twentieth of a window
     // load freeing strings). At most kMaxSpent wait; beyond, freed here.
+    // A batch with a pool (the sources' own) goes back to it instead.
     std::vector<ObservationBatch> m_spent;
     static constexpr std::size_t kMaxSpent = 4;
     // The thread that applies batches (set by the first applyQueued): it never

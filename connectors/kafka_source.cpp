@@ -148,6 +148,10 @@ struct KafkaSource::Impl {
 
     ~Impl() { closeConsumer(rk, 5000, errors); }
 
+    // The observations of the batches this source delivered, filled again
+    // once the model has applied them (no allocation per message).
+    std::shared_ptr<ObservationPool> pool = makeObservationPool();
+
     KafkaConfig cfg;
     KafkaSourceOptions options;
     MessageDecoder decoder;
@@ -376,18 +380,16 @@ struct KafkaSource::Impl {
         const MessageOrigin origin{msg->partition, msg->offset, timestampOf(msg)};
         const std::string_view payload(static_cast<const char*>(msg->payload), msg->len);
         std::string why;
+        // Decoded in place, into a spent observation's buffers when the
+        // batch has a pool.
         if (role == Role::Receipt) {
-            ReceiptObservation r;
-            if (dec.decodeReceipt(payload, origin, r, why)) {
-                batch.receipts.push_back(std::move(r));
+            if (dec.decodeReceipt(payload, origin, batch.addReceipt(), why))
                 return;
-            }
+            batch.dropLastReceipt();
         } else {
-            CallerObservation c;
-            if (dec.decodeCallerEvent(payload, origin, c, why)) {
-                batch.callerEvents.push_back(std::move(c));
+            if (dec.decodeCallerEvent(payload, origin, batch.addCallerEvent(), why))
                 return;
-            }
+            batch.dropLastCallerEvent();
         }
         batch.rejected.push_back({why,
                                   std::string(rd_kafka_topic_name(msg->rkt)) + "/" +
@@ -598,7 +600,7 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
         queues.clear();
         rd_kafka_queue_destroy(consumerQueue);
     };
-    ObservationBatch batch;
+    ObservationBatch batch(m->pool);
     // The partition of the message before (a queue's batch is one partition's
     // messages): its key, next offset, newest time, end and role looked up
     // once, not in four maps keyed by topic name per message.
@@ -718,7 +720,7 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
             }
             if (batch.size() + batch.rejected.size() >= kBatchMessages) {
                 sink.deliver(std::move(batch));
-                batch = {};
+                batch.clear(); // (a sink may have kept a copy)
             }
             if (now - lastShown > std::chrono::milliseconds(250)) {
                 lastShown = now;
@@ -726,7 +728,7 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
                 // What is delivered is read up to here (the batch in hand is not).
                 if (batch.hasAnything()) {
                     sink.deliver(std::move(batch));
-                    batch = {};
+                    batch.clear(); // (a sink may have kept a copy)
                 }
                 const EpochMillis upTo =
                     std::min(until == kNoTime ? nowMillis() : until, slowestRead());
@@ -780,7 +782,7 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
     }
     auto lastTopicCheck = std::chrono::steady_clock::now();
     auto lastHealth = std::chrono::steady_clock::now();
-    ObservationBatch batch;
+    ObservationBatch batch(m->pool);
     auto lastDeliver = std::chrono::steady_clock::now();
     while (!stop) {
         rd_kafka_message_t* msg = rd_kafka_consumer_poll(m->rk, 100);
@@ -802,7 +804,7 @@ void KafkaSource::follow(ObservationSink& sink, const std::atomic<bool>& stop) {
         if (batch.size() + batch.rejected.size() >= kBatchMessages ||
             (now - lastDeliver > std::chrono::milliseconds(50) && batch.hasAnything())) {
             sink.deliver(std::move(batch));
-            batch = {};
+            batch.clear(); // (a sink may have kept a copy)
             lastDeliver = now;
         }
         if (now - lastTopicCheck > std::chrono::seconds(10) || m->topicVanished) {

@@ -167,6 +167,9 @@ struct PostgresSource::Impl {
     std::string scrubbed(const char* what) const { return scrubSecrets(what, secrets); }
     WordMap<RecordStatus> statusWords;
     WordMap<AttemptOutcome> outcomeWords;
+    // The observations of the batches this source delivered, filled again
+    // once the model has applied them (no allocation per row).
+    std::shared_ptr<ObservationPool> pool = makeObservationPool();
     // One connection per thread: `conn` belongs to the thread that loads and
     // follows; point lookups (a cold drill-down, a report's snapshots) come
     // from other threads and use `lookupConn` under `lookupMutex`.
@@ -487,7 +490,7 @@ struct PostgresSource::Impl {
                  !f[0].empty() && !st ? f[0] + " (status \"" + f[2] + "\")" : f[0]});
             return;
         }
-        RecordObservation o;
+        RecordObservation& o = b.addRecord(); // (a spent one's buffers, when pooled)
         o.callId = f[0];
         o.digest = f[1];
         o.status = *st;
@@ -497,7 +500,6 @@ struct PostgresSource::Impl {
         o.updatedAt = updated;
         // 'infinity' (never expires) and anything out of range: no expiry known.
         o.expireAt = nulls[7] || !saneTime(expires) ? kNoTime : expires;
-        b.records.push_back(std::move(o));
     }
 
     void addAttempt(const std::vector<std::string>& f, const std::vector<bool>& nulls,
@@ -515,7 +517,7 @@ struct PostgresSource::Impl {
                  !f[1].empty() && !out ? f[1] + " (outcome \"" + f[5] + "\")" : f[1]});
             return;
         }
-        AttemptObservation o;
+        AttemptObservation& o = b.addAttempt(); // (a spent one's buffers, when pooled)
         o.id = toInt(f[0], 0);
         o.callId = f[1];
         o.digest = f[2];
@@ -524,7 +526,6 @@ struct PostgresSource::Impl {
         o.outcome = *out;
         o.arrivedAt = arrived;
         o.finishedAt = nulls[7] ? kNoTime : finished;
-        b.attempts.push_back(std::move(o));
     }
 
     // Keeps the attempts that have not finished, to re-read them until they do
@@ -557,7 +558,7 @@ struct PostgresSource::Impl {
         std::string line;
         std::vector<std::string> fields;
         std::vector<bool> nulls;
-        ObservationBatch batch;
+        ObservationBatch batch(pool);
         std::size_t rows = 0;
         while (s.get_raw_line(line)) {
             ++rows;
@@ -566,7 +567,7 @@ struct PostgresSource::Impl {
             if (batch.size() + batch.rejected.size() >= kBatchRows) {
                 track(batch);
                 sink.deliver(std::move(batch));
-                batch = {};
+                batch.clear(); // (a sink may have kept a copy)
                 if (cancel)
                     break;
             }
@@ -676,7 +677,7 @@ struct PostgresSource::Impl {
         std::string where = bound(timeCol, ">=", from);
         EpochMillis latest = kNoTime;
         for (;;) {
-            ObservationBatch batch;
+            ObservationBatch batch(pool);
             std::vector<std::string> last;
             const std::int64_t rows =
                 query(*conn, pageSql(select, timeCol, idCol, where), batch, add, &last);

@@ -39,9 +39,11 @@ std::vector<std::uint32_t> CallStore::findByBizNo(std::string_view bizNo) const 
     return callsWithBizNo(b);
 }
 
-std::uint32_t CallStore::callFor(std::string_view callId, EpochMillis t) {
+std::uint32_t CallStore::callFor(std::string_view callId, EpochMillis t,
+                                 const std::uint64_t* knownHash) {
     std::uint64_t hash = 0; // (a callId is kept as it is: the frozen index hashes it alike)
-    const std::uint32_t id = m_callIds.intern(callId, hash);
+    const std::uint32_t id = knownHash ? m_callIds.internHashed(callId, hash = *knownHash)
+                                       : m_callIds.intern(callId, hash);
     if (id > m_calls.size() && m_frozen && m_frozen->size() > 0) {
         // It left while the window loads, and something of it came after all.
         std::vector<std::uint64_t> found;
@@ -258,7 +260,17 @@ void CallStore::append(std::uint32_t call, const CallEvent& e) {
 }
 
 std::uint32_t CallStore::instanceId(std::string_view name) {
-    return std::min(m_instances.intern(name), kMaxInstanceId);
+    // A few names, one on nearly every event: most are settled by comparing
+    // with the last one that fell in the same of 16 places, without hashing.
+    if (name.empty())
+        return 0;
+    InstanceHit& hit =
+        m_instanceHits[(name.size() * 31 + static_cast<unsigned char>(name.back())) & 15];
+    if (hit.id != 0 && hit.name == name)
+        return hit.id;
+    hit.id = std::min(m_instances.intern(name), kMaxInstanceId);
+    hit.name.assign(name);
+    return hit.id;
 }
 
 EpochMillis CallStore::lastEventAt(std::uint32_t i) const {
@@ -278,8 +290,9 @@ std::uint32_t CallStore::add(const RecordObservation& o) {
     return i;
 }
 
-std::uint32_t CallStore::addOne(const RecordObservation& o) {
-    const std::uint32_t i = callFor(o.callId, o.createdAt != kNoTime ? o.createdAt : o.updatedAt);
+std::uint32_t CallStore::addOne(const RecordObservation& o, const std::uint64_t* callIdHash) {
+    const std::uint32_t i =
+        callFor(o.callId, o.createdAt != kNoTime ? o.createdAt : o.updatedAt, callIdHash);
     CallState& c = m_calls[i];
     const std::int32_t created = toDt(c, o.createdAt), updated = toDt(c, o.updatedAt);
     const auto status = static_cast<std::uint8_t>(1 + static_cast<int>(o.status));
@@ -357,8 +370,8 @@ std::uint32_t CallStore::add(const AttemptObservation& o) {
     return i;
 }
 
-std::uint32_t CallStore::addOne(const AttemptObservation& o) {
-    const std::uint32_t i = callFor(o.callId, o.arrivedAt);
+std::uint32_t CallStore::addOne(const AttemptObservation& o, const std::uint64_t* callIdHash) {
+    const std::uint32_t i = callFor(o.callId, o.arrivedAt, callIdHash);
     noteTrace(o.traceId, i);
     const std::uint8_t slot = digestSlot(i, o.digest);
     const std::uint32_t inst = instanceId(o.sourceInstance);
@@ -387,10 +400,10 @@ std::uint32_t CallStore::add(const ReceiptObservation& o) {
     return i;
 }
 
-std::uint32_t CallStore::addOne(const ReceiptObservation& o) {
+std::uint32_t CallStore::addOne(const ReceiptObservation& o, const std::uint64_t* callIdHash) {
     const EpochMillis t =
         o.origin.kafkaTimestamp != kNoTime ? o.origin.kafkaTimestamp : o.finishedAt;
-    const std::uint32_t i = callFor(o.callId, t);
+    const std::uint32_t i = callFor(o.callId, t, callIdHash);
     const std::uint8_t slot = digestSlot(i, o.digest);
     const std::uint32_t inst = instanceId(o.sourceInstance);
     CallState& c = m_calls[i];
@@ -430,8 +443,8 @@ std::uint32_t CallStore::add(const CallerObservation& o) {
     return i;
 }
 
-std::uint32_t CallStore::addOne(const CallerObservation& o) {
-    const std::uint32_t i = callFor(o.callId, o.at);
+std::uint32_t CallStore::addOne(const CallerObservation& o, const std::uint64_t* callIdHash) {
+    const std::uint32_t i = callFor(o.callId, o.at, callIdHash);
     noteTrace(o.traceId, i);
     const std::uint8_t slot = digestSlot(i, o.digest);
     const std::uint32_t inst = instanceId(o.instance);
@@ -471,50 +484,55 @@ std::uint32_t CallStore::add(const ProbeObservation& o) {
     return i;
 }
 
-namespace {
 // Every observation of a batch into the store, in apply()'s order; `each` is
 // told the call each one went to.
 template <typename Observation, typename Each>
-void addAll(CallStore& store, const std::vector<Observation>& list, Each each) {
+void CallStore::addAll(const std::vector<Observation>& list, Each each) {
     // With millions of calls, the tables' slots are cache misses, and so are
     // the texts a reader thread decoded: the texts of an observation 16
     // ahead are fetched, the slots of one 8 ahead looked up, while this one
-    // is added.
+    // is added. The callId's hash from that lookup is kept for its turn.
     constexpr std::size_t kAhead = 8;
+    std::uint64_t hashes[kAhead];
+    for (std::size_t k = 0; k < kAhead && k < list.size(); ++k)
+        hashes[k] = prefetchCall(list[k].callId);
     for (std::size_t k = 0; k < list.size(); ++k) {
         if (k + 2 * kAhead < list.size()) {
             __builtin_prefetch(list[k + 2 * kAhead].callId.data());
+            __builtin_prefetch(list[k + 2 * kAhead].digest.data());
             if constexpr (requires { list[k].traceId; })
                 __builtin_prefetch(list[k + 2 * kAhead].traceId.data());
         }
+        const std::uint64_t hash = hashes[k % kAhead];
         if (k + kAhead < list.size()) {
-            store.prefetchCall(list[k + kAhead].callId);
+            hashes[k % kAhead] = prefetchCall(list[k + kAhead].callId);
             if constexpr (requires { list[k].traceId; })
-                store.prefetchTrace(list[k + kAhead].traceId);
+                prefetchTrace(list[k + kAhead].traceId);
         }
-        each(store.add(list[k]));
+        const std::uint32_t i = addOne(list[k], &hash);
+        thawPending();
+        each(i);
     }
 }
 
-template <typename Each> void addEach(CallStore& store, const ObservationBatch& b, Each each) {
-    addAll(store, b.records, each);
-    addAll(store, b.attempts, each);
-    addAll(store, b.receipts, each);
-    addAll(store, b.callerEvents, each);
+template <typename Each> void CallStore::addEach(const ObservationBatch& b, Each each) {
+    addAll(b.records, each);
+    addAll(b.attempts, each);
+    addAll(b.receipts, each);
+    addAll(b.callerEvents, each);
     for (const auto& o : b.probes)
-        if (const std::uint32_t i = store.add(o); i != CallStore::npos)
+        if (const std::uint32_t i = add(o); i != npos)
             each(i);
 }
-} // namespace
 
 void CallStore::applyOnly(const ObservationBatch& b) {
-    addEach(*this, b, [](std::uint32_t) {});
+    addEach(b, [](std::uint32_t) {});
 }
 
 std::vector<std::uint32_t> CallStore::apply(const ObservationBatch& b) {
     std::vector<std::uint32_t> touched;
     touched.reserve(b.size());
-    addEach(*this, b, [&](std::uint32_t i) { touched.push_back(i); });
+    addEach(b, [&](std::uint32_t i) { touched.push_back(i); });
     thawSiblings(); // judged next: their groups whole
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
@@ -541,10 +559,11 @@ void CallStore::dropFrozenBefore(EpochMillis t) {
         m_frozen->dropBefore(t);
 }
 
-void CallStore::prefetchCall(std::string_view callId) const {
+std::uint64_t CallStore::prefetchCall(std::string_view callId) const {
     const std::uint64_t hash = m_callIds.prefetch(callId);
     if (m_frozen && m_frozen->size() > 0)
         m_frozen->prefetch(FrozenCalls::Key::CallId, hash);
+    return hash;
 }
 
 bool CallStore::freeze(std::uint32_t i, EpochMillis firstAt) {

@@ -7,6 +7,7 @@
 #include "models/observations.h"
 #include "models/trace_index.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -160,8 +161,9 @@ public:
     }
 
     std::string callId(std::uint32_t i) const { return m_callIds.text(i + 1); }
-    // Hints that `callId` is added or found next (see Interner::prefetch).
-    void prefetchCall(std::string_view callId) const;
+    // Hints that `callId` is added or found next (see Interner::prefetch);
+    // returns its hash.
+    std::uint64_t prefetchCall(std::string_view callId) const;
     void prefetchTrace(std::string_view traceId) const { m_traces.prefetch(traceId); }
     std::string instance(std::uint32_t id) const { return m_instances.text(id); }
     std::string bizNo(std::uint32_t id) const { return m_bizNos.text(id); }
@@ -228,10 +230,14 @@ public:
     bool hasTraceLinks(std::uint32_t call) const { return m_linksOf.count(call) != 0; }
 
 private:
-    std::uint32_t addOne(const RecordObservation& o);
-    std::uint32_t addOne(const AttemptObservation& o);
-    std::uint32_t addOne(const ReceiptObservation& o);
-    std::uint32_t addOne(const CallerObservation& o);
+    // `callIdHash`: its callId's hash, when prefetchCall told it already.
+    std::uint32_t addOne(const RecordObservation& o, const std::uint64_t* callIdHash = nullptr);
+    std::uint32_t addOne(const AttemptObservation& o, const std::uint64_t* callIdHash = nullptr);
+    std::uint32_t addOne(const ReceiptObservation& o, const std::uint64_t* callIdHash = nullptr);
+    std::uint32_t addOne(const CallerObservation& o, const std::uint64_t* callIdHash = nullptr);
+    template <typename Observation, typename Each>
+    void addAll(const std::vector<Observation>& list, Each each);
+    template <typename Each> void addEach(const ObservationBatch& b, Each each);
     // A call took a digest or bizNo as its own: its frozen siblings come
     // back before anything is judged (thawSiblings).
     void lookFrozen(std::uint32_t call) {
@@ -245,7 +251,8 @@ private:
     void thawQueued();
     // A frozen call back into the store; returns its index.
     std::uint32_t thaw(std::uint64_t at);
-    std::uint32_t callFor(std::string_view callId, EpochMillis t);
+    std::uint32_t callFor(std::string_view callId, EpochMillis t,
+                          const std::uint64_t* knownHash = nullptr);
     std::uint8_t digestSlot(std::uint32_t call, std::string_view digest);
     void setOwnDigest(std::uint32_t call, std::uint32_t digestId);
     void setBizNo(std::uint32_t call, std::uint32_t bizNoId);
@@ -264,6 +271,11 @@ private:
 
     Interner m_callIds; // id = call index + 1
     Interner m_instances;
+    struct InstanceHit { // see instanceId
+        std::string name;
+        std::uint32_t id = 0;
+    };
+    std::array<InstanceHit, 16> m_instanceHits;
     Interner m_bizNos;
     Interner m_digests{true};
     std::vector<CallState> m_calls;

@@ -22,6 +22,8 @@ public:
     std::uint32_t intern(std::string_view text); // 0 for empty text
     // The same, telling the hash of the text as kept (see storedForm).
     std::uint32_t intern(std::string_view text, std::uint64_t& hash);
+    // The same, with the hash prefetch() returned for the text.
+    std::uint32_t internHashed(std::string_view text, std::uint64_t hash);
     // intern(other.text(id)) without unpacking and packing a digest again
     // (both interners pack alike).
     std::uint32_t internFrom(const Interner& other, std::uint32_t id);

@@ -1,5 +1,7 @@
 #include "models/observations.h"
 
+#include <mutex>
+
 namespace callscope {
 namespace {
 
@@ -72,6 +74,223 @@ std::size_t rejectOversized(ObservationBatch& b, std::size_t maxBytes) {
                   check("traceId", o.traceId);
               });
     return n;
+}
+
+// --- Reused observations (issue 12) ----------------------------------------
+
+class ObservationPool {
+public:
+    // The batch's observations, and its spares too when it goes away.
+    void put(ObservationBatch& b, bool spares) {
+        std::lock_guard lock(m_mutex);
+        keep(m_records, b.records);
+        keep(m_attempts, b.attempts);
+        keep(m_receipts, b.receipts);
+        keep(m_callerEvents, b.callerEvents);
+        if (spares) {
+            keep(m_records, b.m_spareRecords);
+            keep(m_attempts, b.m_spareAttempts);
+            keep(m_receipts, b.m_spareReceipts);
+            keep(m_callerEvents, b.m_spareCallerEvents);
+        }
+    }
+    template <typename T> std::vector<T> take() {
+        std::lock_guard lock(m_mutex);
+        auto& lists = listsOf<T>();
+        std::vector<T> out;
+        if (!lists.empty()) {
+            out = std::move(lists.back());
+            lists.pop_back();
+        }
+        return out;
+    }
+    std::size_t spentCount() const {
+        std::lock_guard lock(m_mutex);
+        std::size_t n = 0;
+        const auto count = [&](const auto& lists) {
+            for (const auto& l : lists)
+                n += l.size();
+        };
+        count(m_records);
+        count(m_attempts);
+        count(m_receipts);
+        count(m_callerEvents);
+        return n;
+    }
+
+private:
+    // At most this many lists of each type (a batch's worth each): a reader
+    // has a few batches in flight; more would only hold memory.
+    static constexpr std::size_t kLists = 1;
+    template <typename T> void keep(std::vector<std::vector<T>>& lists, std::vector<T>& list) {
+        if (!list.empty() && lists.size() < kLists)
+            lists.push_back(std::move(list));
+        std::vector<T>().swap(list); // (emptied either way, its buffer freed)
+    }
+    template <typename T> std::vector<std::vector<T>>& listsOf() {
+        if constexpr (std::is_same_v<T, RecordObservation>)
+            return m_records;
+        else if constexpr (std::is_same_v<T, AttemptObservation>)
+            return m_attempts;
+        else if constexpr (std::is_same_v<T, ReceiptObservation>)
+            return m_receipts;
+        else
+            return m_callerEvents;
+    }
+    mutable std::mutex m_mutex;
+    std::vector<std::vector<RecordObservation>> m_records;
+    std::vector<std::vector<AttemptObservation>> m_attempts;
+    std::vector<std::vector<ReceiptObservation>> m_receipts;
+    std::vector<std::vector<CallerObservation>> m_callerEvents;
+};
+
+std::shared_ptr<ObservationPool> makeObservationPool() {
+    return std::make_shared<ObservationPool>();
+}
+
+std::size_t spentObservations(const ObservationPool& pool) {
+    return pool.spentCount();
+}
+
+namespace {
+
+// An observation as new, its texts emptied but keeping their buffers. A
+// field added to an observation must be reset here too (the sizes below
+// are there to say so).
+void reset(RecordObservation& o) {
+    static_assert(sizeof(RecordObservation) == 136, "a field was added: reset it here");
+    o.callId.clear();
+    o.digest.clear();
+    o.status = RecordStatus::Processing;
+    o.firstSource.clear();
+    o.lockVersion = 0;
+    o.createdAt = o.updatedAt = o.expireAt = kNoTime;
+}
+void reset(AttemptObservation& o) {
+    static_assert(sizeof(AttemptObservation) == 160, "a field was added: reset it here");
+    o.id = 0;
+    o.callId.clear();
+    o.digest.clear();
+    o.sourceInstance.clear();
+    o.traceId.clear();
+    o.outcome = AttemptOutcome::Executed;
+    o.arrivedAt = o.finishedAt = kNoTime;
+}
+void reset(ReceiptObservation& o) {
+    static_assert(sizeof(ReceiptObservation) == 176, "a field was added: reset it here");
+    o.callId.clear();
+    o.status = RecordStatus::Processing;
+    o.resultRef.clear();
+    o.finishedAt = kNoTime;
+    o.version = 0;
+    o.sourceInstance.clear();
+    o.digest.clear();
+    o.origin = MessageOrigin{};
+}
+void reset(CallerObservation& o) {
+    static_assert(sizeof(CallerObservation) == 208, "a field was added: reset it here");
+    o.callId.clear();
+    o.state = CallerState::Initiated;
+    o.at = kNoTime;
+    o.instance.clear();
+    o.attempt = 0;
+    o.bizNo.clear();
+    o.digest.clear();
+    o.traceId.clear();
+    o.origin = MessageOrigin{};
+}
+
+// The next observation of `live`: the last spare (taken from the pool when
+// there is none), else a new one.
+template <typename T> T& addTo(std::vector<T>& live, std::vector<T>& spare, ObservationPool* pool) {
+    if (spare.empty() && pool) {
+        spare = pool->take<T>();
+        if (live.capacity() < live.size() + spare.size())
+            live.reserve(live.size() + spare.size());
+    }
+    if (spare.empty())
+        return live.emplace_back();
+    live.push_back(std::move(spare.back()));
+    spare.pop_back();
+    if (spare.empty())
+        std::vector<T>().swap(spare); // (its storage: the next comes with its own)
+    reset(live.back());
+    return live.back();
+}
+
+template <typename T> void dropLast(std::vector<T>& live, std::vector<T>& spare) {
+    if (live.empty())
+        return;
+    spare.push_back(std::move(live.back()));
+    live.pop_back();
+}
+
+} // namespace
+
+ObservationBatch::ObservationBatch(std::shared_ptr<ObservationPool> pool)
+    : m_pool(std::move(pool)) {}
+
+ObservationBatch::~ObservationBatch() {
+    if (m_pool)
+        m_pool->put(*this, true);
+}
+
+ObservationBatch::ObservationBatch(ObservationBatch&& o) noexcept
+    : rejected(std::move(o.rejected)), gaps(std::move(o.gaps)), records(std::move(o.records)),
+      attempts(std::move(o.attempts)), receipts(std::move(o.receipts)),
+      callerEvents(std::move(o.callerEvents)), probes(std::move(o.probes)), m_pool(o.m_pool) {
+} // (the spares stay with `o`: the reader goes on filling it from them)
+
+ObservationBatch& ObservationBatch::operator=(ObservationBatch&& o) noexcept {
+    if (this == &o)
+        return *this;
+    clear();
+    rejected = std::move(o.rejected);
+    gaps = std::move(o.gaps);
+    records = std::move(o.records);
+    attempts = std::move(o.attempts);
+    receipts = std::move(o.receipts);
+    callerEvents = std::move(o.callerEvents);
+    probes = std::move(o.probes);
+    m_pool = o.m_pool;
+    // (`o` is left empty, std::vector's move leaves it so, and keeps its spares.)
+    return *this;
+}
+
+void ObservationBatch::clear() {
+    if (m_pool) {
+        if (!empty())                  // (moved from, as after a delivery: nothing to give)
+            m_pool->put(*this, false); // (its spares serve it next)
+    } else {
+        records.clear();
+        attempts.clear();
+        receipts.clear();
+        callerEvents.clear();
+        m_spareReceipts.clear(); // (dropLast*'s)
+        m_spareCallerEvents.clear();
+    }
+    rejected.clear();
+    gaps.clear();
+    probes.clear();
+}
+
+RecordObservation& ObservationBatch::addRecord() {
+    return addTo(records, m_spareRecords, m_pool.get());
+}
+AttemptObservation& ObservationBatch::addAttempt() {
+    return addTo(attempts, m_spareAttempts, m_pool.get());
+}
+ReceiptObservation& ObservationBatch::addReceipt() {
+    return addTo(receipts, m_spareReceipts, m_pool.get());
+}
+CallerObservation& ObservationBatch::addCallerEvent() {
+    return addTo(callerEvents, m_spareCallerEvents, m_pool.get());
+}
+void ObservationBatch::dropLastReceipt() {
+    dropLast(receipts, m_spareReceipts);
+}
+void ObservationBatch::dropLastCallerEvent() {
+    dropLast(callerEvents, m_spareCallerEvents);
 }
 
 } // namespace callscope

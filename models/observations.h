@@ -5,6 +5,7 @@
 #include "models/timestamp.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -93,6 +94,8 @@ struct DataGap {
     std::int64_t lost() const { return toOffset - fromOffset; }
 };
 
+class ObservationPool;
+
 struct ObservationBatch {
     std::vector<Rejection> rejected;
     std::vector<DataGap> gaps;
@@ -101,6 +104,35 @@ struct ObservationBatch {
     std::vector<ReceiptObservation> receipts;
     std::vector<CallerObservation> callerEvents;
     std::vector<ProbeObservation> probes;
+
+    ObservationBatch() = default;
+    // A batch whose observations go back to `pool` when it is destroyed or
+    // cleared, to be filled again by add*() (see ObservationPool).
+    explicit ObservationBatch(std::shared_ptr<ObservationPool> pool);
+    ~ObservationBatch();
+    ObservationBatch(const ObservationBatch&) = default;
+    ObservationBatch& operator=(const ObservationBatch&) = default;
+    // A batch moved from is empty and keeps its pool and the spent
+    // observations it has not handed out yet: a reader delivers it and
+    // fills it again.
+    ObservationBatch(ObservationBatch&& other) noexcept;
+    ObservationBatch& operator=(ObservationBatch&& other) noexcept;
+
+    // An observation to fill, appended: a spent one of the pool when there
+    // is one (every field reset, its texts keeping their buffers, so that
+    // assigning them allocates nothing), else a new one.
+    RecordObservation& addRecord();
+    AttemptObservation& addAttempt();
+    ReceiptObservation& addReceipt();
+    CallerObservation& addCallerEvent();
+    // Takes back the last one added (it could not be filled).
+    void dropLastReceipt();
+    void dropLastCallerEvent();
+    // Empties the batch, its observations back to the pool (the spent ones it
+    // holds stay, to fill it again).
+    void clear();
+    bool pooled() const { return m_pool != nullptr; }
+
     bool empty() const {
         return records.empty() && attempts.empty() && receipts.empty() && callerEvents.empty() &&
                probes.empty();
@@ -111,7 +143,26 @@ struct ObservationBatch {
     }
     // Worth delivering: observations, rejections or gaps.
     bool hasAnything() const { return !empty() || !rejected.empty() || !gaps.empty(); }
+
+private:
+    friend class ObservationPool;
+    std::shared_ptr<ObservationPool> m_pool;
+    // Spent observations taken from the pool, handed out by add*().
+    std::vector<RecordObservation> m_spareRecords;
+    std::vector<AttemptObservation> m_spareAttempts;
+    std::vector<ReceiptObservation> m_spareReceipts;
+    std::vector<CallerObservation> m_spareCallerEvents;
 };
+
+// Spent observations of one reader's batches (issue 12): a batch the model
+// has applied goes back to its pool, whatever thread drops it, and the
+// reader's next batches are filled from it. Decoding then copies texts into
+// buffers that exist already instead of allocating two or three per event,
+// and the model thread frees nothing the readers allocated. A pool holds at
+// most a few batches' worth; thread-safe. (Defined in observations.cpp.)
+std::shared_ptr<ObservationPool> makeObservationPool();
+// How many spent observations the pool holds (for tests).
+std::size_t spentObservations(const ObservationPool& pool);
 
 // Identity fields (callId, digest, instances, bizNo, traceId) longer than
 // `maxBytes` make an observation a rejection with reason "oversized field"

@@ -212,3 +212,99 @@ TEST(CallStore, FrozenCallsThawedByTheThousandLeaveTheIndexWhole) {
     EXPECT_NE(store.find("call-0"), CallStore::npos);
     EXPECT_EQ(store.frozenCount(), 9u);
 }
+
+// Digests are packed 16 hex digits at a time: exactly the 64-digit lower-case
+// ones pack, and every text comes back as written.
+TEST(Interner, OnlyLowerCaseHexDigestsPackAndEveryTextComesBackAsWritten) {
+    Interner digests(true);
+    std::uint64_t seed = 12345;
+    const auto next = [&] { return seed = seed * 6364136223846793005ULL + 1442695040888963407ULL; };
+    const char* hex = "0123456789abcdef";
+    for (int round = 0; round < 200; ++round) {
+        std::string d(64, '0');
+        for (char& c : d)
+            c = hex[(next() >> 33) & 15];
+        const std::uint32_t id = digests.intern(d);
+        EXPECT_EQ(digests.storedForm(id).size(), 33u) << d;
+        EXPECT_EQ(digests.text(id), d);
+        EXPECT_TRUE(digests.equals(id, d));
+        // One digit off anywhere, or one character that is not a lower-case
+        // hex digit: another text, kept as written.
+        const std::size_t at = (next() >> 33) % 64;
+        std::string other = d;
+        other[at] = other[at] == 'f' ? '0' : hex[std::string_view(hex).find(other[at]) + 1];
+        EXPECT_FALSE(digests.equals(id, other)) << other;
+        for (const char bad : {'g', 'A', 'F', '/', ':', '`', '@', '\0', '\xff', ' '}) {
+            std::string odd = d;
+            odd[at] = bad;
+            const std::uint32_t oddId = digests.intern(odd);
+            EXPECT_NE(oddId, id);
+            EXPECT_EQ(digests.storedForm(oddId), odd);
+            EXPECT_EQ(digests.text(oddId), odd);
+            EXPECT_FALSE(digests.equals(id, odd));
+        }
+    }
+    const std::uint32_t shorter = digests.intern(std::string(63, 'a'));
+    EXPECT_EQ(digests.find(std::string(63, 'a')), shorter);
+    EXPECT_EQ(digests.storedForm(shorter), std::string(63, 'a'));
+}
+
+// A reader's batches are filled from the observations of the batches the
+// model applied: their texts keep their buffers, nothing else is kept.
+TEST(ObservationPool, SpentObservationsAreFilledAgainWithEveryFieldReset) {
+    const auto pool = makeObservationPool();
+    const std::string longId(100, 'x');
+    const char* oldBuffer = nullptr;
+    {
+        ObservationBatch b(pool);
+        CallerObservation& c = b.addCallerEvent();
+        c.callId = longId;
+        c.bizNo = "ORD-1234567890123456789";
+        c.traceId = "trace-1234567890123456789";
+        c.attempt = 3;
+        c.at = 42;
+        c.origin = MessageOrigin{1, 2, 3};
+        oldBuffer = c.callId.data();
+        ReceiptObservation& r = b.addReceipt();
+        r.callId = "receipt-call-1234567890";
+        EXPECT_EQ(b.size(), 2u);
+        // Moved (delivered): the batch is empty and still filled from the pool.
+        ObservationBatch delivered(std::move(b));
+        EXPECT_TRUE(b.empty());
+        EXPECT_TRUE(b.pooled());
+        EXPECT_EQ(delivered.size(), 2u);
+    } // both dropped: back to the pool
+    EXPECT_EQ(spentObservations(*pool), 2u);
+    ObservationBatch again(pool);
+    CallerObservation& c = again.addCallerEvent();
+    EXPECT_EQ(c.callId, "");
+    EXPECT_EQ(c.bizNo, "");
+    EXPECT_EQ(c.traceId, "");
+    EXPECT_EQ(c.attempt, 0);
+    EXPECT_EQ(c.at, kNoTime);
+    EXPECT_EQ(c.origin.partition, -1);
+    c.callId = longId;
+    EXPECT_EQ(c.callId.data(), oldBuffer); // no allocation
+    // One that could not be filled is taken back, and handed out again reset.
+    again.addReceipt().callId = "half-decoded";
+    again.dropLastReceipt();
+    EXPECT_TRUE(again.receipts.empty());
+    EXPECT_EQ(again.addReceipt().callId, "");
+    // A batch without a pool works as a plain one.
+    ObservationBatch plain;
+    plain.addRecord().callId = "r";
+    plain.clear();
+    EXPECT_TRUE(plain.empty());
+}
+
+// Ten batches dropped: the pool keeps a batch's worth or a few, frees the rest.
+TEST(ObservationPool, HoldsAFewBatchesWorthAtMost) {
+    const auto pool = makeObservationPool();
+    for (int k = 0; k < 10; ++k) {
+        ObservationBatch b(pool);
+        for (int i = 0; i < 100; ++i)
+            b.records.emplace_back();
+    }
+    EXPECT_GE(spentObservations(*pool), 100u);
+    EXPECT_LE(spentObservations(*pool), 400u);
+}
