@@ -591,20 +591,34 @@ void CallStore::thawSiblings() {
     const auto bizNoOf = [&](std::uint32_t call) {
         return m_bizNos.storedForm(m_calls[call].bizNo);
     };
+    // The hashes of the keys looked up ahead, kept for their turn (0: none).
+    std::uint64_t digestHashes[kAhead] = {}, bizNoHashes[kAhead] = {};
+    std::size_t nextAhead = 0;
     // (A thawed call adds itself to the list: its own siblings come too.)
     for (std::size_t k = 0; m_frozen && k < m_callsToLook.size(); ++k) {
-        if (k + kAhead < m_callsToLook.size()) {
-            const std::uint32_t ahead = m_callsToLook[k + kAhead];
-            if (m_calls[ahead].digest)
-                m_frozen->prefetch(FrozenCalls::Key::Digest, hashText(digestOf(ahead)));
-            if (m_calls[ahead].bizNo)
-                m_frozen->prefetch(FrozenCalls::Key::BizNo, hashText(bizNoOf(ahead)));
+        // Up to kAhead - 1 ahead: the ring holds k .. k + kAhead - 1.
+        for (; nextAhead < m_callsToLook.size() && nextAhead < k + kAhead; ++nextAhead) {
+            const std::uint32_t next = m_callsToLook[nextAhead];
+            std::uint64_t& dh = digestHashes[nextAhead % kAhead];
+            std::uint64_t& bh = bizNoHashes[nextAhead % kAhead];
+            dh = m_calls[next].digest ? hashText(digestOf(next)) : 0;
+            bh = m_calls[next].bizNo ? hashText(bizNoOf(next)) : 0;
+            if (dh)
+                m_frozen->prefetch(FrozenCalls::Key::Digest, dh);
+            if (bh)
+                m_frozen->prefetch(FrozenCalls::Key::BizNo, bh);
         }
         const std::uint32_t call = m_callsToLook[k];
-        if (m_calls[call].digest)
-            m_frozen->find(FrozenCalls::Key::Digest, digestOf(call), m_thawQueue);
-        if (m_calls[call].bizNo)
-            m_frozen->find(FrozenCalls::Key::BizNo, bizNoOf(call), m_thawQueue);
+        if (m_calls[call].digest) {
+            const std::uint64_t h = digestHashes[k % kAhead];
+            m_frozen->find(FrozenCalls::Key::Digest, digestOf(call),
+                           h ? h : hashText(digestOf(call)), m_thawQueue);
+        }
+        if (m_calls[call].bizNo) {
+            const std::uint64_t h = bizNoHashes[k % kAhead];
+            m_frozen->find(FrozenCalls::Key::BizNo, bizNoOf(call), h ? h : hashText(bizNoOf(call)),
+                           m_thawQueue);
+        }
         thawPending();
     }
     m_callsToLook.clear();

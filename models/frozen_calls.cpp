@@ -94,11 +94,13 @@ bool FrozenCalls::add(const Entry& e, EpochMillis firstAt) {
     ++m_live;
     const auto entry = static_cast<std::uint32_t>(m_firstEntry + m_positions.size());
     m_positions.push_back(at);
-    index(Key::CallId, e.callId, entry);
+    m_added.push_back({keyHash(Key::CallId, e.callId), entry, Key::CallId});
     if (!e.digest.empty())
-        index(Key::Digest, e.digest, entry);
+        m_added.push_back({keyHash(Key::Digest, e.digest), entry, Key::Digest});
     if (!e.bizNo.empty())
-        index(Key::BizNo, e.bizNo, entry);
+        m_added.push_back({keyHash(Key::BizNo, e.bizNo), entry, Key::BizNo});
+    if (m_added.size() >= 3 * 1024)
+        indexAdded();
     return true;
 }
 
@@ -147,6 +149,17 @@ std::string_view FrozenCalls::keyText(std::uint64_t at, Key key) const {
     return {q + h.digestLength, h.bizNoLength};
 }
 
+void FrozenCalls::indexAdded() {
+    constexpr std::size_t kAhead = 8;
+    for (std::size_t k = 0; k < m_added.size(); ++k) {
+        // (A rebuild on the way moves the table: a few prefetches miss.)
+        if (k + kAhead < m_added.size() && !m_slots.empty())
+            __builtin_prefetch(&m_slots[slotFor(m_added[k + kAhead].hash, m_slots.size())]);
+        index(m_added[k].key, m_added[k].hash, m_added[k].entry);
+    }
+    m_added.clear();
+}
+
 void FrozenCalls::remove(std::uint64_t at) {
     if (!alive(at))
         return;
@@ -156,8 +169,7 @@ void FrozenCalls::remove(std::uint64_t at) {
     --m_live;
 }
 
-void FrozenCalls::index(Key key, std::string_view text, std::uint32_t entry) {
-    const std::uint64_t h = keyHash(key, text);
+void FrozenCalls::index(Key key, std::uint64_t h, std::uint32_t entry) {
     if (key != Key::CallId && m_crowded.count(h))
         return;
     if ((m_filled + 1) * 2 > m_slots.size())
@@ -166,7 +178,8 @@ void FrozenCalls::index(Key key, std::string_view text, std::uint32_t entry) {
     std::size_t same = 0;
     std::size_t i = slotFor(h, m_slots.size());
     for (; m_slots[i].tag != 0; i = i + 1 == m_slots.size() ? 0 : i + 1)
-        same += m_slots[i].tag == tag && positionOf(m_slots[i].entry) != UINT64_MAX;
+        same += key != Key::CallId && m_slots[i].tag == tag &&
+                positionOf(m_slots[i].entry) != UINT64_MAX; // (a callId's count is not asked)
     // A digest or bizNo that many calls share (a placeholder) is not indexed
     // further: each lookup of it would walk them all.
     if (key != Key::CallId && same >= kMaxGroup) {
@@ -201,7 +214,8 @@ void FrozenCalls::rebuild(std::size_t capacity) {
 }
 
 bool FrozenCalls::find(Key key, std::string_view text, std::uint64_t textHash,
-                       std::vector<std::uint64_t>& out) const {
+                       std::vector<std::uint64_t>& out) {
+    indexAdded();
     if (m_slots.empty())
         return true;
     const std::uint64_t h = keyHash(key, textHash);
@@ -219,12 +233,14 @@ bool FrozenCalls::find(Key key, std::string_view text, std::uint64_t textHash,
     return true;
 }
 
-void FrozenCalls::prefetch(Key key, std::uint64_t textHash) const {
+void FrozenCalls::prefetch(Key key, std::uint64_t textHash) {
+    indexAdded();
     if (!m_slots.empty())
         __builtin_prefetch(&m_slots[slotFor(keyHash(key, textHash), m_slots.size())]);
 }
 
 void FrozenCalls::dropBefore(EpochMillis t) {
+    indexAdded();
     // Blocks go in the order they were filled; one whose calls are not all
     // past keeps the younger ones after it (they are a little younger each).
     while (!m_blocks.empty() && m_blocks.front().latestFirst < t) {
@@ -251,11 +267,12 @@ void FrozenCalls::clear() {
     m_firstEntry = 1;
     m_filled = m_live = m_bytes = 0;
     m_crowded.clear();
+    m_added.clear();
 }
 
 std::size_t FrozenCalls::memoryBytes() const {
     return m_bytes + m_slots.capacity() * sizeof(Slot) + m_positions.size() * 8 +
-           m_crowded.size() * 32;
+           m_crowded.size() * 32 + m_added.capacity() * sizeof(Added);
 }
 
 } // namespace callscope

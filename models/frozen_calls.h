@@ -39,16 +39,18 @@ public:
     static constexpr std::size_t kMaxGroup = 1000;
     // Adds to `out` the live entries whose `key` is `text`. False when more
     // than kMaxGroup entries had it (a placeholder: nothing is added).
-    bool find(Key key, std::string_view text, std::vector<std::uint64_t>& out) const {
+    // (Not const: the keys of entries added since are indexed first.)
+    bool find(Key key, std::string_view text, std::vector<std::uint64_t>& out) {
         return find(key, text, hashText(text), out);
     }
     // The same, given hashText(text) (an interner's hash of its stored form).
     bool find(Key key, std::string_view text, std::uint64_t textHash,
-              std::vector<std::uint64_t>& out) const;
+              std::vector<std::uint64_t>& out);
     // Fetches the slot a find of `text` reads first (see Interner::prefetch).
-    void prefetch(Key key, std::uint64_t textHash) const; // hashText of the text
+    void prefetch(Key key, std::uint64_t textHash); // hashText of the text
     // More than kMaxGroup entries had this digest or bizNo.
-    bool crowded(Key key, std::string_view text) const {
+    bool crowded(Key key, std::string_view text) {
+        indexAdded();
         return m_crowded.count(keyHash(key, text)) != 0;
     }
     Entry read(std::uint64_t at) const;
@@ -84,8 +86,18 @@ private:
     // The position of a numbered entry still held, else UINT64_MAX.
     std::uint64_t positionOf(std::uint32_t entry) const;
     std::string_view keyText(std::uint64_t at, Key key) const;
-    void index(Key key, std::string_view text, std::uint32_t entry);
+    // The keys of the entries added since the last time into the table,
+    // their slots fetched a few ahead: freezing a release's calls one by one
+    // cost a cache miss a key, one after another.
+    void indexAdded();
+    void index(Key key, std::uint64_t hash, std::uint32_t entry);
     void rebuild(std::size_t capacity);
+    struct Added {
+        std::uint64_t hash; // keyHash
+        std::uint32_t entry;
+        Key key;
+    };
+    std::vector<Added> m_added;
 
     std::deque<Block> m_blocks;
     std::uint64_t m_firstBlock = 0; // the serial number of m_blocks.front()
