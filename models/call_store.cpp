@@ -492,10 +492,14 @@ void CallStore::addAll(const std::vector<Observation>& list, Each each) {
     // the texts a reader thread decoded: the texts of an observation 16
     // ahead are fetched, the slots of one 8 ahead looked up, while this one
     // is added. The callId's hash from that lookup is kept for its turn.
-    constexpr std::size_t kAhead = 8;
+    // Half way, a callId the store surely does not have (a call's first
+    // observation, or one of a call that left) has its slot among the
+    // frozen calls fetched; the others, where their text is.
+    constexpr std::size_t kAhead = 8, kHalf = kAhead / 2;
+    const bool frozen = m_frozen && m_frozen->size() > 0;
     std::uint64_t hashes[kAhead];
     for (std::size_t k = 0; k < kAhead && k < list.size(); ++k)
-        hashes[k] = prefetchCall(list[k].callId);
+        hashes[k] = m_callIds.prefetch(list[k].callId);
     for (std::size_t k = 0; k < list.size(); ++k) {
         if (k + 2 * kAhead < list.size()) {
             __builtin_prefetch(list[k + 2 * kAhead].callId.data());
@@ -503,9 +507,12 @@ void CallStore::addAll(const std::vector<Observation>& list, Each each) {
             if constexpr (requires { list[k].traceId; })
                 __builtin_prefetch(list[k + 2 * kAhead].traceId.data());
         }
+        if (k + kHalf < list.size() && !m_callIds.prefetchKept(hashes[(k + kHalf) % kAhead]) &&
+            frozen)
+            m_frozen->prefetch(FrozenCalls::Key::CallId, hashes[(k + kHalf) % kAhead]);
         const std::uint64_t hash = hashes[k % kAhead];
         if (k + kAhead < list.size()) {
-            hashes[k % kAhead] = prefetchCall(list[k + kAhead].callId);
+            hashes[k % kAhead] = m_callIds.prefetch(list[k + kAhead].callId);
             if constexpr (requires { list[k].traceId; })
                 prefetchTrace(list[k + kAhead].traceId);
         }
@@ -557,13 +564,6 @@ std::size_t CallStore::frozenCount() const {
 void CallStore::dropFrozenBefore(EpochMillis t) {
     if (m_frozen)
         m_frozen->dropBefore(t);
-}
-
-std::uint64_t CallStore::prefetchCall(std::string_view callId) const {
-    const std::uint64_t hash = m_callIds.prefetch(callId);
-    if (m_frozen && m_frozen->size() > 0)
-        m_frozen->prefetch(FrozenCalls::Key::CallId, hash);
-    return hash;
 }
 
 bool CallStore::freeze(std::uint32_t i, EpochMillis firstAt) {

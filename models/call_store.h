@@ -161,9 +161,6 @@ public:
     }
 
     std::string callId(std::uint32_t i) const { return m_callIds.text(i + 1); }
-    // Hints that `callId` is added or found next (see Interner::prefetch);
-    // returns its hash.
-    std::uint64_t prefetchCall(std::string_view callId) const;
     void prefetchTrace(std::string_view traceId) const { m_traces.prefetch(traceId); }
     std::string instance(std::uint32_t id) const { return m_instances.text(id); }
     std::string bizNo(std::uint32_t id) const { return m_bizNos.text(id); }
@@ -230,7 +227,7 @@ public:
     bool hasTraceLinks(std::uint32_t call) const { return m_linksOf.count(call) != 0; }
 
 private:
-    // `callIdHash`: its callId's hash, when prefetchCall told it already.
+    // `callIdHash`: its callId's hash, when a prefetch told it already.
     std::uint32_t addOne(const RecordObservation& o, const std::uint64_t* callIdHash = nullptr);
     std::uint32_t addOne(const AttemptObservation& o, const std::uint64_t* callIdHash = nullptr);
     std::uint32_t addOne(const ReceiptObservation& o, const std::uint64_t* callIdHash = nullptr);

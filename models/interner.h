@@ -34,7 +34,11 @@ public:
     // that looks the same text up elsewhere.
     std::uint64_t prefetch(std::string_view text) const;
     void prefetchFrom(const Interner& other, std::uint32_t id) const; // of internFrom
-    std::uint32_t find(std::string_view text) const;                  // 0 when absent
+    // The second step of a prefetch, a few turns later (its slot is fetched
+    // by then): false when the text is surely not kept; else fetches where
+    // the text it may be is found.
+    bool prefetchKept(std::uint64_t hash) const;
+    std::uint32_t find(std::string_view text) const; // 0 when absent
     // A text as kept (a digest packed), and interning of that form: a copy
     // kept elsewhere comes back without unpacking and packing.
     std::string_view storedForm(std::uint32_t id) const {
