@@ -1,5 +1,6 @@
 #include "app/monitor.h"
 
+#include "connectors/secrets.h"
 #include "models/backoff.h"
 #include "models/interner.h"
 #include "models/retention.h"
@@ -409,24 +410,62 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         CallStore& store;
         ~StopFreezing() { store.stopFreezing(); }
     } stopFreezing{m_store};
-    std::thread pg([&] {
+    // The readers stop at the caller's cancel (this thread passes it on) or
+    // when this thread fails. However it leaves (out of memory while
+    // applying), they are stopped and joined first: a std::thread destroyed
+    // joinable ends the program.
+    std::atomic<bool> stopReading{false};
+    std::thread pg, kafka;
+    struct JoinReaders {
+        Monitor& monitor;
+        std::atomic<bool>& stop;
+        std::thread& pg;
+        std::thread& kafka;
+        ~JoinReaders() {
+            if (!pg.joinable() && !kafka.joinable())
+                return;
+            stop = true;
+            {
+                // A reader waiting for queue space goes on, to see the stop.
+                std::lock_guard lock(monitor.m_mutex);
+                monitor.m_queue.clear();
+                monitor.m_queued = 0;
+            }
+            monitor.m_queueSpace.notify_all();
+            if (pg.joinable())
+                pg.join();
+            if (kafka.joinable())
+                kafka.join();
+        }
+    } joinReaders{*this, stopReading, pg, kafka};
+    // Any failure of a reader is reported as an outage of its source, the
+    // secrets of its settings scrubbed (a SourceError's are already).
+    const auto failed = [&](const char* source, const std::exception& e) {
+        std::vector<std::string> secrets = secretValues(m_config);
+        return std::string(source) + ": " + scrubSecrets(e.what(), std::move(secrets));
+    };
+    pg = std::thread([&] {
         try {
             if (m_config.readsPostgres())
-                m_postgres.loadWindow(since, until, *this, cancel);
+                m_postgres.loadWindow(since, until, *this, stopReading);
         } catch (const SourceError& e) {
             pgError = e.what();
             pgConfig = e.configError;
+        } catch (const std::exception& e) {
+            pgError = failed("PostgreSQL", e);
         }
         stopPacing("postgres");
         running--;
     });
-    std::thread kafka([&] {
+    kafka = std::thread([&] {
         try {
             if (m_config.readsKafka())
-                m_kafka.loadWindow(since, until, *this, cancel);
+                m_kafka.loadWindow(since, until, *this, stopReading);
         } catch (const SourceError& e) {
             kafkaError = e.what();
             kafkaConfig = e.configError;
+        } catch (const std::exception& e) {
+            kafkaError = failed("Kafka", e);
         }
         stopPacing("kafka");
         running--;
@@ -439,6 +478,8 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
                   m_config.detect.stuckAfter.count()})};
     auto nextRelease = std::chrono::steady_clock::now();
     while (running > 0) {
+        if (cancel)
+            stopReading = true;
         applyQueued(nowMillis(), false);
         if (std::chrono::steady_clock::now() >= nextRelease) {
             nextRelease = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
