@@ -61,7 +61,14 @@ void Monitor::deliver(ObservationBatch&& batch) {
     spent.swap(m_spent);
     const std::thread::id model = m_modelThread.load();
     if (model != std::thread::id{} && model != std::this_thread::get_id())
-        m_queueSpace.wait(lock, [&] { return m_queued < kMaxQueued || m_stop; });
+        m_queueSpace.wait(lock,
+                          [&] { return m_queued < kMaxQueued || m_stop || m_droppingDeliveries; });
+    if (m_droppingDeliveries) {
+        // A failed window load is stopping its readers: what they still
+        // deliver belongs to it, and goes (after the lock is released).
+        spent.push_back(std::move(batch));
+        return;
+    }
     m_queued += n;
     m_queue.push_back(std::move(batch));
     m_queueFilled.notify_one();
@@ -415,35 +422,48 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
     // applying), they are stopped and joined first: a std::thread destroyed
     // joinable ends the program.
     std::atomic<bool> stopReading{false};
+    // Any failure of a reader is reported as an outage of its source, the
+    // secrets of its settings scrubbed (a SourceError's are already).
+    const auto failed = [this](const char* source, const std::exception* e) {
+        try {
+            return std::string(source) + ": " +
+                   (e ? scrubSecrets(e->what(), secretValues(m_config)) : "unknown error");
+        } catch (...) {
+            return std::string(source) + ": failed"; // (out of memory)
+        }
+    };
     std::thread pg, kafka;
     struct JoinReaders {
         Monitor& monitor;
         std::atomic<bool>& stop;
         std::thread& pg;
         std::thread& kafka;
+        void dropQueue() {
+            std::deque<ObservationBatch> dropped; // freed after the lock is released
+            std::lock_guard lock(monitor.m_mutex);
+            dropped.swap(monitor.m_queue);
+            monitor.m_queued = 0;
+        }
         ~JoinReaders() {
             if (!pg.joinable() && !kafka.joinable())
                 return;
             stop = true;
             {
-                // A reader waiting for queue space goes on, to see the stop.
+                // A reader waiting for queue space goes on, to see the stop;
+                // what it delivers meanwhile is dropped.
                 std::lock_guard lock(monitor.m_mutex);
-                monitor.m_queue.clear();
-                monitor.m_queued = 0;
+                monitor.m_droppingDeliveries = true;
             }
             monitor.m_queueSpace.notify_all();
             if (pg.joinable())
                 pg.join();
             if (kafka.joinable())
                 kafka.join();
+            dropQueue(); // (the aborted load's batches)
+            std::lock_guard lock(monitor.m_mutex);
+            monitor.m_droppingDeliveries = false;
         }
     } joinReaders{*this, stopReading, pg, kafka};
-    // Any failure of a reader is reported as an outage of its source, the
-    // secrets of its settings scrubbed (a SourceError's are already).
-    const auto failed = [&](const char* source, const std::exception& e) {
-        std::vector<std::string> secrets = secretValues(m_config);
-        return std::string(source) + ": " + scrubSecrets(e.what(), std::move(secrets));
-    };
     pg = std::thread([&] {
         try {
             if (m_config.readsPostgres())
@@ -452,7 +472,9 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
             pgError = e.what();
             pgConfig = e.configError;
         } catch (const std::exception& e) {
-            pgError = failed("PostgreSQL", e);
+            pgError = failed("PostgreSQL", &e);
+        } catch (...) {
+            pgError = failed("PostgreSQL", nullptr);
         }
         stopPacing("postgres");
         running--;
@@ -465,7 +487,9 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
             kafkaError = e.what();
             kafkaConfig = e.configError;
         } catch (const std::exception& e) {
-            kafkaError = failed("Kafka", e);
+            kafkaError = failed("Kafka", &e);
+        } catch (...) {
+            kafkaError = failed("Kafka", nullptr);
         }
         stopPacing("kafka");
         running--;

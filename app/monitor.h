@@ -208,7 +208,8 @@ private:
 
     std::mutex m_mutex; // guards the queue, health and coverage below
     std::deque<ObservationBatch> m_queue;
-    std::size_t m_queued = 0; // observations and rejections in m_queue
+    std::size_t m_queued = 0;          // observations and rejections in m_queue
+    bool m_droppingDeliveries = false; // a failed window load stops its readers
     std::condition_variable m_queueSpace;
     std::condition_variable m_queueFilled; // a batch came (a window load's model loop waits)
     // Batches applied, freed by the next source to deliver (on its thread,

@@ -80,6 +80,12 @@ std::size_t rejectOversized(ObservationBatch& b, std::size_t maxBytes) {
 
 class ObservationPool {
 public:
+    ObservationPool() { // (put() then never allocates: it runs in destructors)
+        m_records.reserve(kLists);
+        m_attempts.reserve(kLists);
+        m_receipts.reserve(kLists);
+        m_callerEvents.reserve(kLists);
+    }
     // The batch's observations, and its spares too when it goes away.
     void put(ObservationBatch& b, bool spares) {
         std::lock_guard lock(m_mutex);
@@ -202,9 +208,13 @@ void reset(CallerObservation& o) {
 
 // The next observation of `live`: the last spare (taken from the pool when
 // there is none), else a new one.
-template <typename T> T& addTo(std::vector<T>& live, std::vector<T>& spare, ObservationPool* pool) {
-    if (spare.empty() && pool) {
+// `dry`: the pool had none at the last look; it is asked again only once the
+// batch has been delivered (not once per message, against the model thread).
+template <typename T>
+T& addTo(std::vector<T>& live, std::vector<T>& spare, ObservationPool* pool, bool& dry) {
+    if (spare.empty() && pool && !dry) {
         spare = pool->take<T>();
+        dry = spare.empty();
         if (live.capacity() < live.size() + spare.size())
             live.reserve(live.size() + spare.size());
     }
@@ -258,6 +268,7 @@ ObservationBatch& ObservationBatch::operator=(ObservationBatch&& o) noexcept {
 }
 
 void ObservationBatch::clear() {
+    m_dry = {};
     if (m_pool) {
         if (!empty())                  // (moved from, as after a delivery: nothing to give)
             m_pool->put(*this, false); // (its spares serve it next)
@@ -275,16 +286,16 @@ void ObservationBatch::clear() {
 }
 
 RecordObservation& ObservationBatch::addRecord() {
-    return addTo(records, m_spareRecords, m_pool.get());
+    return addTo(records, m_spareRecords, m_pool.get(), m_dry[0]);
 }
 AttemptObservation& ObservationBatch::addAttempt() {
-    return addTo(attempts, m_spareAttempts, m_pool.get());
+    return addTo(attempts, m_spareAttempts, m_pool.get(), m_dry[1]);
 }
 ReceiptObservation& ObservationBatch::addReceipt() {
-    return addTo(receipts, m_spareReceipts, m_pool.get());
+    return addTo(receipts, m_spareReceipts, m_pool.get(), m_dry[2]);
 }
 CallerObservation& ObservationBatch::addCallerEvent() {
-    return addTo(callerEvents, m_spareCallerEvents, m_pool.get());
+    return addTo(callerEvents, m_spareCallerEvents, m_pool.get(), m_dry[3]);
 }
 void ObservationBatch::dropLastReceipt() {
     dropLast(receipts, m_spareReceipts);

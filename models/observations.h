@@ -4,6 +4,7 @@
 #include "models/domain.h"
 #include "models/timestamp.h"
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -152,6 +153,7 @@ private:
     std::vector<AttemptObservation> m_spareAttempts;
     std::vector<ReceiptObservation> m_spareReceipts;
     std::vector<CallerObservation> m_spareCallerEvents;
+    std::array<bool, 4> m_dry{}; // per type: the pool had none (see addTo)
 };
 
 // Spent observations of one reader's batches (issue 12): a batch the model
