@@ -165,6 +165,9 @@ public:
     std::string instance(std::uint32_t id) const { return m_instances.text(id); }
     std::string bizNo(std::uint32_t id) const { return m_bizNos.text(id); }
     std::string digest(std::uint32_t id) const { return m_digests.text(id); }
+    // The ids of a digest / bizNo text (0 when no call has it).
+    std::uint32_t digestId(std::string_view text) const { return m_digests.find(text); }
+    std::uint32_t bizNoId(std::string_view text) const { return m_bizNos.find(text); }
     // The digest id an event carries (0 none).
     std::uint32_t eventDigest(std::uint32_t call, const CallEvent& e) const;
     // Every digest id seen for a call.

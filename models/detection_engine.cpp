@@ -63,6 +63,7 @@ void DetectionEngine::setReceiptCoverage(EpochMillis from, EpochMillis to) {
 
 void DetectionEngine::remap(const std::vector<std::uint32_t>& map) {
     m_placeholderIds.clear(); // the compacted store numbers digests and bizNos afresh
+    m_placeholderIdsStale = !m_placeholderTexts.empty();
     decltype(m_deadlines) next;
     while (!m_deadlines.empty()) {
         Deadline d = m_deadlines.top();
@@ -287,17 +288,27 @@ std::vector<std::uint32_t> DetectionEngine::siblings(const CallStore& s, std::ui
     if (!byDigest && !byBizNo)
         return {};
     std::vector<std::uint32_t> members;
+    if (m_placeholderIdsStale) { // (few: their ids looked up again)
+        for (const auto& [digest, text] : m_placeholderTexts)
+            if (const std::uint32_t id = digest ? s.digestId(text) : s.bizNoId(text))
+                m_placeholderIds.insert(std::uint64_t{digest} << 32 | id);
+        m_placeholderIdsStale = false;
+    }
     // A placeholder is known by its id once found: each member of a key
-    // shared by 100k calls costs O(1) here, not a copy of 100k owners.
+    // shared by 100k calls costs O(1) here, not a copy of 100k owners. It
+    // stays one when most of its calls have left (a window's final calls
+    // do, and the frozen ones go with the load).
     const auto placeholder = [&](bool digest, std::uint32_t id, std::size_t count) {
+        if (m_placeholderIds.count(std::uint64_t{digest} << 32 | id))
+            return true;
         if (count <= kMaxKeyRotationGroup)
             return false;
-        if (!m_placeholderIds.insert(std::uint64_t{digest} << 32 | id).second)
-            return true;
-        // First met (or first since a compaction renumbered the ids): said
-        // once by its text.
-        const std::string what = digest ? "digest " + s.digest(id) : "bizNo " + s.bizNo(id);
+        m_placeholderIds.insert(std::uint64_t{digest} << 32 | id);
+        // First met: said once by its text.
+        const std::string text = digest ? s.digest(id) : s.bizNo(id);
+        const std::string what = (digest ? "digest " : "bizNo ") + text;
         if (m_placeholderKeys.insert(what).second) {
+            m_placeholderTexts.emplace_back(digest, text);
             const std::string key = what + " shared by more than " +
                                     std::to_string(kMaxKeyRotationGroup) +
                                     " calls: a placeholder, not grouped for key_rotation";

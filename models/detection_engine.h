@@ -121,6 +121,11 @@ private:
     std::vector<std::uint8_t> m_named; // call index -> an anomaly names it (kept in memory)
     mutable std::set<std::string> m_placeholderKeys;            // "bizNo N/A", "digest 9f2c…"
     mutable std::unordered_set<std::uint64_t> m_placeholderIds; // (isDigest << 32 | id)
+    // Each placeholder by its text (isDigest, text): once a placeholder, a
+    // key stays one, even when most of its calls have left the store; after
+    // a compaction renumbers the ids, they are found again from these.
+    mutable std::vector<std::pair<bool, std::string>> m_placeholderTexts;
+    mutable bool m_placeholderIdsStale = false;
     mutable std::vector<std::string> m_placeholderList, m_newPlaceholders;
     std::vector<AnomalyChange> m_changes;
     std::uint64_t m_nextId = 1;

@@ -88,6 +88,29 @@ TEST(DetectionEngine, APlaceholderIsSaidOnceAcrossACompaction) {
     EXPECT_EQ(s.store.callsWithBizNoCount(s.store.call(s.store.find("n1")).bizNo), 1188u);
 }
 
+// Once a placeholder, a key stays one when most of its calls have left the
+// store (a window's final calls leave while it loads, and its frozen ones at
+// the end): the few left and the next ones are not grouped by it.
+TEST(DetectionEngine, APlaceholderStaysOneWhenMostOfItsCallsHaveLeft) {
+    Scenario s;
+    for (int i = 0; i < 1200; ++i)
+        s.healthy("n" + std::to_string(i), T0 + i, D(100 + i), "N/A");
+    EXPECT_EQ(s.open(T0 + H), Set{});
+    EXPECT_EQ(s.engine.takeNewPlaceholders().size(), 1u);
+    const auto map = s.store.compact([](std::uint32_t i) { return i < 3; });
+    s.engine.remap(map);
+    ASSERT_EQ(s.store.size(), 3u);
+    // A timed-out call and a new one under the same "N/A", as a real bizNo
+    // would make a key rotation (KeyRotationByBizNoAloneIsAWarning...).
+    s.caller("c1", CallerState::Initiated, T0 + 10, 0, "api-1", "N/A", "");
+    s.caller("c1", CallerState::TimeoutUnknown, T0 + 250, 1, "api-1", "N/A", "");
+    s.caller("c1", CallerState::Escalated, T0 + 300, 1, "api-1", "N/A", "");
+    s.healthy("c2", T0 + S, D(6), "N/A");
+    EXPECT_EQ(s.open(T0 + 2 * H), Set{});
+    EXPECT_TRUE(s.engine.takeNewPlaceholders().empty());
+    EXPECT_EQ(s.engine.placeholders().size(), 1u);
+}
+
 // A call joins the owners of a bizNo once, even when its bizNo changes and
 // changes back, whether few or many calls share it.
 TEST(CallStore, ACallJoinsTheOwnersOfAKeyOnce) {
