@@ -170,9 +170,16 @@ void BM_GuiFrame(benchmark::State& state) {
                 snap->callerEventsPerSec = 7500;
                 snap->recordsPerSec = 5000;
                 snap->processingAges = {3, 1, 0, 0, 1, 0, 0, 0};
-                for (int k = 0; k < 24; ++k)
-                    snap->instances.push_back(
-                        {"order-api-" + std::to_string(k), 40'000, 120, 3, 1, 5});
+                for (int k = 0; k < 24; ++k) {
+                    InstanceStats st;
+                    st.instance = "order-api-" + std::to_string(k);
+                    st.calls = 40'000;
+                    st.retries = 120;
+                    st.duplicateCallers = 3;
+                    st.conflicts = 1;
+                    st.anomalies = 5;
+                    snap->instances.push_back(std::move(st));
+                }
             }
             // GUI thread: apply the snapshot (one model update for the batch),
             // then paint. A frame paints the visible tab; each tab is timed.

@@ -295,12 +295,26 @@ TEST(Drilldown, ShowsTheDiagnosisAndSiblingLinks) {
     v.grab().save(shot("drilldown-view.png"));
 }
 
+static InstanceStats stats(const char* instance, int calls, int retries, int duplicateCallers,
+                           int conflicts, int anomalies, bool caller = false, bool server = false) {
+    InstanceStats s;
+    s.caller = caller;
+    s.server = server;
+    s.instance = instance;
+    s.calls = calls;
+    s.retries = retries;
+    s.duplicateCallers = duplicateCallers;
+    s.conflicts = conflicts;
+    s.anomalies = anomalies;
+    return s;
+}
+
 TEST(Instances, ModelPassesTheTesterAndSelectionFilters) {
     InstancesView v;
     QAbstractItemModelTester tester(v.model(),
                                     QAbstractItemModelTester::FailureReportingMode::Fatal);
-    v.setStats({{"api-1", 10, 2, 1, 0, 3}, {"api-2", 5, 0, 0, 1, 1}});
-    v.setStats({{"api-1", 11, 2, 1, 0, 3}, {"api-2", 5, 0, 0, 1, 1}}); // in place
+    v.setStats({stats("api-1", 10, 2, 1, 0, 3), stats("api-2", 5, 0, 0, 1, 1)});
+    v.setStats({stats("api-1", 11, 2, 1, 0, 3), stats("api-2", 5, 0, 0, 1, 1)}); // in place
     ASSERT_EQ(v.model()->rowCount(), 2);
     // The update changed the figure in its row, not the rows.
     int api1 = -1;
@@ -325,8 +339,8 @@ TEST(Instances, LanesShowEachInstanceOverTimeWithItsDuplicates) {
     InstancesView v;
     v.resize(1200, 300);
     const EpochMillis from = 1'700'000'000'000, to = from + 120 * 60'000; // a minute per bar
-    InstanceStats a{"order-api-1", 60, 2, 1, 0, 1, true, false};
-    InstanceStats b{"order-api-2\u202e<b>x</b>", 60, 5, 1, 0, 1, true, false};
+    InstanceStats a = stats("order-api-1", 60, 2, 1, 0, 1, true, false);
+    InstanceStats b = stats("order-api-2\u202e<b>x</b>", 60, 5, 1, 0, 1, true, false);
     a.callsOverTime.assign(kLaneBuckets, 0);
     b.callsOverTime.assign(kLaneBuckets, 0);
     b.retriesOverTime.assign(kLaneBuckets, 0);
@@ -486,7 +500,7 @@ TEST(Instances, ChoosingAnInstanceFiltersTheAnomalies) {
     snap->at = T0;
     snap->changes = sample();
     snap->statsIncluded = true;
-    snap->instances = {{"api-1", 4, 0, 0, 0, 1}, {"api-2", 2, 1, 0, 0, 1}};
+    snap->instances = {stats("api-1", 4, 0, 0, 0, 1), stats("api-2", 2, 1, 0, 0, 1)};
     w.takeSnapshot(snap);
     w.flush();
     auto* proxy = w.anomalies()->filter();
@@ -1050,8 +1064,8 @@ TEST(MainWindow, TimesAreInTheChosenZoneAndTheZoneIsNamed) {
 // anomalies naming the instance.
 TEST(Instances, ServersAndCallersAndAJumpToTheirAnomalies) {
     MainWindow w(QStringLiteral("instances"));
-    InstanceStats caller{"order-api-1", 10, 2, 1, 0, 1, true, false};
-    InstanceStats server{"pay-svc-1", 12, 0, 0, 0, 0, false, true};
+    InstanceStats caller = stats("order-api-1", 10, 2, 1, 0, 1, true, false);
+    InstanceStats server = stats("pay-svc-1", 12, 0, 0, 0, 0, false, true);
     w.instances()->setStats({caller, server});
     auto* model = w.instances()->model();
     EXPECT_EQ(model->index(0, InstanceTableModel::Role).data().toString(),

@@ -106,7 +106,10 @@ TEST(JsonFormats, TimelineDiagnosisAndReport) {
         const CallTimeline t = buildTimeline(f.store, i, T0 + 3'600'000);
         const Diagnosis d = diagnose(f.store, f.engine, i);
         out += timelineJson(t) + "\n" + diagnosisJson(d) + "\n";
-        ReportCall c{t, d, {}, i ? kRedacted : "{\"ok\":true}"};
+        ReportCall c;
+        c.timeline = t;
+        c.diagnosis = d;
+        c.resultSnapshot = i ? kRedacted : "{\"ok\":true}";
         for (const Anomaly* a : f.engine.anomaliesOf(t.callId))
             c.anomalies.push_back(*a);
         r.calls.push_back(c);
