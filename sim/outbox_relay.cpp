@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -26,7 +27,7 @@ void OutboxRelay::run(const std::atomic<bool>& stopWhenEmpty) {
             }
             const int n = publishBatch(c);
             if (n == 0) {
-                if (stopWhenEmpty)
+                if (stopWhenEmpty && m_held.empty())
                     return;
                 std::this_thread::sleep_for(std::chrono::milliseconds(20));
             }
@@ -56,11 +57,37 @@ int OutboxRelay::publishBatch(pqxx::connection& c) {
     std::uniform_real_distribution<double> u(0, 1);
     if (u(m_rng) < 0.3) // relays publish in parallel: receipts overtake each other
         std::shuffle(order.begin(), order.end(), m_rng);
+    // A relay that stalls on one receipt publishes the call's next one first:
+    // some PROCESSING receipts wait (unpublished) until a later receipt of
+    // their call has gone out, or kMaxHold has passed.
+    const EpochMillis now = nowMillis();
+    std::set<std::string> laterInBatch; // calls with a newer, unheld row in this batch
+    std::vector<int> heldBack;
+    std::vector<int> publish;
+    for (const int i : order) {
+        const auto row = rows[i];
+        const std::int64_t id = row[0].as<std::int64_t>();
+        auto held = m_held.find(id);
+        if (held == m_held.end() &&
+            row[2].as<std::string>().find("\"PROCESSING\"") != std::string::npos && u(m_rng) < 0.1)
+            held = m_held.emplace(id, now).first;
+        if (held != m_held.end() && now - held->second < kMaxHold) {
+            heldBack.push_back(i);
+            continue;
+        }
+        publish.push_back(i);
+    }
+    for (const int i : publish)
+        laterInBatch.insert(rows[i][1].as<std::string>());
+    for (const int i : heldBack) // released behind the newer receipt of its call
+        if (laterInBatch.count(rows[i][1].as<std::string>()))
+            publish.push_back(i);
     std::vector<int> again;
     std::string ids = "{";
     std::string err;
-    for (const int i : order) {
+    for (const int i : publish) {
         const auto row = rows[i];
+        m_held.erase(row[0].as<std::int64_t>());
         ids += (ids.size() > 1 ? "," : "") + row[0].as<std::string>();
         if (row[3].as<std::string>() == "drop") {
             m_ctx.receiptsDropped++;
@@ -82,10 +109,11 @@ int OutboxRelay::publishBatch(pqxx::connection& c) {
     if (!m_ctx.producer->flush(30'000))
         throw std::runtime_error("receipts were not acknowledged by Kafka within 30 s");
     ids += "}";
-    w.exec("UPDATE callscope_sim_outbox SET published = true WHERE id = ANY(" + w.quote(ids) +
-           "::bigint[])");
+    if (!publish.empty())
+        w.exec("UPDATE callscope_sim_outbox SET published = true WHERE id = ANY(" + w.quote(ids) +
+               "::bigint[])");
     w.commit();
-    return static_cast<int>(rows.size());
+    return static_cast<int>(publish.size());
 }
 
 } // namespace callscope::sim

@@ -7,6 +7,8 @@
 #include <pqxx/pqxx>
 
 #include <atomic>
+#include <cstdint>
+#include <map>
 #include <random>
 
 namespace callscope::sim {
@@ -23,8 +25,11 @@ private:
     static void purgeExpired(pqxx::connection& c);
     int publishBatch(pqxx::connection& c);
 
+    static constexpr EpochMillis kMaxHold = 300;
+
     SimContext& m_ctx;
     std::mt19937_64 m_rng;
+    std::map<std::int64_t, EpochMillis> m_held; // outbox id -> when it was first held back
 };
 
 } // namespace callscope::sim
