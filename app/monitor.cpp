@@ -500,15 +500,17 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
     const Millis grace{
         std::max({m_config.detect.receiptGrace.count(), m_config.detect.callerAlertAfter.count(),
                   m_config.detect.stuckAfter.count()})};
-    auto nextRelease = std::chrono::steady_clock::now();
     while (running > 0) {
         if (cancel)
             stopReading = true;
+        // The sources' progress is taken before the batches are applied: a
+        // reader delivers what it has read before it reports the progress,
+        // so everything up to readTo is in the store when calls are judged.
+        const EpochMillis readTo = pacedReadTo();
         applyQueued(nowMillis(), false);
-        if (std::chrono::steady_clock::now() >= nextRelease) {
-            nextRelease = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
-            releaseWhileLoading(policy, grace, cancel);
-        }
+        // Looked at as the store grows, not on a clock: a load faster than
+        // any period still lets its final calls go.
+        releaseWhileLoading(readTo, policy, grace, cancel);
         // Until a batch comes (a reader held by a full queue waits for this
         // thread: it does not sleep while there is work), or 20 ms.
         std::unique_lock lock(m_mutex);
@@ -536,9 +538,8 @@ RetentionPolicy Monitor::retentionPolicy() const {
             m_config.retention.maxBytes, m_config.readsPostgres(), m_config.readsReceipts()};
 }
 
-void Monitor::releaseWhileLoading(const RetentionPolicy& policy, Millis grace,
+void Monitor::releaseWhileLoading(EpochMillis readTo, const RetentionPolicy& policy, Millis grace,
                                   const std::atomic<bool>& cancel) {
-    const EpochMillis readTo = pacedReadTo();
     if (readTo == kNoTime)
         return;
     // Looking for final calls costs a pass over the store: it is made when

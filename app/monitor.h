@@ -151,8 +151,9 @@ private:
     // Reads the records of callIds seen only in messages (their record lies
     // before the window), so they are not taken for orphans.
     void fetchMissingRecords(const std::atomic<bool>& cancel);
-    // loadWindow: calls whose verdict is final leave memory (releaseFinal).
-    void releaseWhileLoading(const RetentionPolicy& policy, Millis grace,
+    // loadWindow: calls whose verdict is final, all their data read up to
+    // readTo (the slower source's progress), leave memory (releaseFinal).
+    void releaseWhileLoading(EpochMillis readTo, const RetentionPolicy& policy, Millis grace,
                              const std::atomic<bool>& cancel);
     RetentionPolicy retentionPolicy() const;
     // startLive: judges the window once every source has loaded or is down.
