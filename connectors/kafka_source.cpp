@@ -497,7 +497,9 @@ KafkaSource::KafkaSource(const KafkaConfig& config, KafkaSourceOptions options)
 KafkaSource::~KafkaSource() = default;
 
 // How far (in message time) a partition may run ahead of the slowest while a
-// window loads, at least (a 32nd of the window when that is more).
+// window loads. Not a share of the window: memory holds what the partitions
+// read ahead of the slowest, and a 3-day window over 4 busy hours let them
+// drift 2 h apart (the whole store held until the slowest caught up).
 constexpr std::int64_t kPartitionLead = 10 * 60'000;
 
 void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSink& sink,
@@ -572,13 +574,8 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
     // partition instead discards its prefetch, and with 4 MiB fetches a
     // partition of sparse messages runs ahead by hours in one fetch, so it was
     // paused, refetched and paused again (a 1M-call scan spent 12 s waiting).
-    // (A window without a start — the whole topics — has no length to divide:
-    // an hour.)
-    const std::int64_t lead =
-        since == kNoTime ? 3'600'000
-                         : std::max<std::int64_t>(
-                               kPartitionLead,
-                               ((until == kNoTime ? nowMillis() : until) - m->coverageFrom) / 32);
+    // (A window without a start — the whole topics — allows an hour.)
+    const std::int64_t lead = since == kNoTime ? 3'600'000 : kPartitionLead;
     // A consumer of its own (queues bounded per partition, within a total),
     // closed when the window is read; following goes on from where it stopped
     // with m->rk.
