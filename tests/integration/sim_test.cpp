@@ -28,7 +28,7 @@ struct SimRun {
 };
 
 SimRun simulate(const std::string& name, SimOptions opt) {
-    SimRun run{TestStack::fresh(name)};
+    SimRun run{TestStack::fresh(name), {}, {}, {}, {}};
     const TestStack& stack = run.stack;
     opt.receiptTopic = stack.receiptTopic;
     opt.allowWritesTo = stack.database;
