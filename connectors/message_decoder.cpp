@@ -28,8 +28,12 @@ struct MessageDecoder::Impl {
     std::array<simdjson::dom::element, kMaxFields> found{};
     std::array<bool, kMaxFields> present{};
     std::size_t fieldCount = 0;
+    // Per kind of message (receipt, caller event): which name each of the
+    // first kLearned keys matched last time.
+    static constexpr std::size_t kLearned = 16;
+    std::array<std::array<std::uint8_t, kLearned>, 2> learned{};
 
-    void gather(std::initializer_list<const std::string*> fields) {
+    void gather(std::size_t kind, std::initializer_list<const std::string*> fields) {
         fieldCount = 0;
         for (const std::string* f : fields) {
             names[fieldCount] = f;
@@ -37,16 +41,34 @@ struct MessageDecoder::Impl {
             ++fieldCount;
         }
         std::size_t left = fieldCount;
+        if (left == 0)
+            return;
+        // Producers write their fields in one order: the name found at this
+        // position in the last message of the kind is tried first (a key is
+        // compared once, not with each name in turn).
+        std::array<std::uint8_t, kLearned>& expected = learned[kind];
+        const auto take = [&](std::size_t j, const simdjson::dom::key_value_pair& field) {
+            if (present[j] || names[j]->size() != field.key.size() || names[j]->empty() ||
+                field.key != *names[j])
+                return false;
+            found[j] = field.value;
+            present[j] = true;
+            --left;
+            return true;
+        };
+        std::size_t position = 0;
         for (const auto field : simdjson::dom::object(root)) {
-            for (std::size_t j = 0; j < fieldCount; ++j)
-                if (!present[j] && !names[j]->empty() && field.key == *names[j]) {
-                    found[j] = field.value;
-                    present[j] = true;
-                    --left;
-                    break;
-                }
+            const std::size_t hint = position < kLearned ? expected[position] : fieldCount;
+            if (hint >= fieldCount || !take(hint, field))
+                for (std::size_t j = 0; j < fieldCount; ++j)
+                    if (j != hint && take(j, field)) {
+                        if (position < kLearned)
+                            expected[position] = static_cast<std::uint8_t>(j);
+                        break;
+                    }
             if (left == 0)
                 break;
+            ++position;
         }
     }
 
@@ -177,8 +199,8 @@ bool MessageDecoder::decodeReceipt(std::string_view payload, const MessageOrigin
     if (!m->parse(payload, why))
         return false;
     const ReceiptMapping& f = m->receipt;
-    m->gather({&f.callId, &f.status, &f.version, &f.finishedAt, &f.resultRef, &f.sourceInstance,
-               &f.requestDigest});
+    m->gather(0, {&f.callId, &f.status, &f.version, &f.finishedAt, &f.resultRef, &f.sourceInstance,
+                  &f.requestDigest});
     std::string_view callId, status;
     if (!m->requiredString(f.callId, callId, why) || !m->requiredString(f.status, status, why))
         return false;
@@ -217,8 +239,8 @@ bool MessageDecoder::decodeCallerEvent(std::string_view payload, const MessageOr
     if (!m->parse(payload, why))
         return false;
     const CallerEventMapping& f = m->caller;
-    m->gather({&f.callId, &f.state, &f.at, &f.attempt, &f.instance, &f.bizNo, &f.requestDigest,
-               &f.traceId});
+    m->gather(1, {&f.callId, &f.state, &f.at, &f.attempt, &f.instance, &f.bizNo, &f.requestDigest,
+                  &f.traceId});
     std::string_view callId, state;
     if (!m->requiredString(f.callId, callId, why) || !m->requiredString(f.state, state, why))
         return false;

@@ -539,7 +539,10 @@ void CallStore::applyOnly(const ObservationBatch& b) {
 std::vector<std::uint32_t> CallStore::apply(const ObservationBatch& b) {
     std::vector<std::uint32_t> touched;
     touched.reserve(b.size());
-    addEach(b, [&](std::uint32_t i) { touched.push_back(i); });
+    addEach(b, [&](std::uint32_t i) {
+        if (touched.empty() || touched.back() != i) // (a call's events often come together)
+            touched.push_back(i);
+    });
     thawSiblings(); // judged next: their groups whole
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
