@@ -409,6 +409,9 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
     std::string pgError, kafkaError;
     bool pgConfig = false, kafkaConfig = false;
     std::atomic<int> running{2};
+    // A reader that fails stops the other: the load fails with its error, and
+    // is not kept waiting while the other reads the rest of the window.
+    std::atomic<bool> readerFailed{false};
     startPacing(since, until);
     // Final calls that may still gain a key-rotation sibling leave memory
     // packed, for the length of the load (see CallStore::freeze), however it ends.
@@ -476,6 +479,8 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         } catch (...) {
             pgError = failed("PostgreSQL", nullptr);
         }
+        if (!pgError.empty())
+            readerFailed = true;
         stopPacing("postgres");
         running--;
     });
@@ -491,6 +496,8 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         } catch (...) {
             kafkaError = failed("Kafka", nullptr);
         }
+        if (!kafkaError.empty())
+            readerFailed = true;
         stopPacing("kafka");
         running--;
     });
@@ -501,7 +508,7 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         std::max({m_config.detect.receiptGrace.count(), m_config.detect.callerAlertAfter.count(),
                   m_config.detect.stuckAfter.count()})};
     while (running > 0) {
-        if (cancel)
+        if (cancel || readerFailed)
             stopReading = true;
         // The sources' progress is taken before the batches are applied: a
         // reader delivers what it has read before it reports the progress,
