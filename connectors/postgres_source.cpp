@@ -165,6 +165,25 @@ struct PostgresSource::Impl {
     PostgresConfig cfg;
     std::vector<std::string> secrets; // scrubbed from every error text libpq gives
     std::string scrubbed(const char* what) const { return scrubSecrets(what, secrets); }
+    // A failure on `c` as one line, secrets scrubbed. A connection that broke
+    // says so, whatever noticed it first: the server's or libpq's own words
+    // are kept, libpqxx's ("not connected", "lost while committing
+    // transaction... check manually", which a read-only session never needs)
+    // are not.
+    std::string failure(const std::exception& e, const pqxx::connection* c) const {
+        std::string why = scrubbed(e.what());
+        why.resize(std::min(why.find('\n'), why.size()));
+        while (!why.empty() && (why.back() == ' ' || why.back() == '\r'))
+            why.pop_back();
+        const bool lost =
+            dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr || (c && !c->is_open());
+        if (!lost)
+            return "PostgreSQL: " + why;
+        const bool told = why.starts_with("FATAL:") || why.starts_with("ERROR:") ||
+                          why.find("server closed the connection") != std::string::npos ||
+                          why.find("could not receive data") != std::string::npos;
+        return told ? "PostgreSQL: connection lost: " + why : "PostgreSQL: connection lost";
+    }
     WordMap<RecordStatus> statusWords;
     WordMap<AttemptOutcome> outcomeWords;
     // The observations of the batches this source delivered, filled again
@@ -274,10 +293,11 @@ struct PostgresSource::Impl {
             throw;
         } catch (const std::exception& e) {
             stopWatching();
+            const std::string why = failure(e, lookupConn.get());
             lookupConn.reset();
             if (cancel && *cancel)
                 throw SourceError("PostgreSQL: lookup cancelled");
-            throw SourceError("PostgreSQL: " + scrubbed(e.what()));
+            throw SourceError(why);
         }
     }
 
@@ -1112,8 +1132,9 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
     } catch (const SourceError&) {
         throw;
     } catch (const std::exception& e) {
+        const std::string why = m->failure(e, m->conn.get());
         m->conn.reset();
-        throw SourceError("PostgreSQL: " + m->scrubbed(e.what()));
+        throw SourceError(why);
     }
     sink.loadProgress("postgres", 100);
     sink.recordCoverage(std::min(until, nowMillis()));
@@ -1206,7 +1227,7 @@ void PostgresSource::follow(ObservationSink& sink, const std::atomic<bool>& stop
                 throw;
             down(e.what());
         } catch (const std::exception& e) {
-            down("PostgreSQL: " + m->scrubbed(e.what()));
+            down(m->failure(e, m->conn.get()));
         }
         if (!wasUp) {
             const auto until =

@@ -378,3 +378,47 @@ TEST(SimBulk, ALargeHistoryIsReadInSlicesAndScansToExactlyItsTruth) {
     const Situations scanned = readAnomalyLines(scan.out, true);
     EXPECT_EQ(scanned, truth) << "scan:\n" << describe(scanned) << "truth:\n" << describe(truth);
 }
+
+// The connection to PostgreSQL lost while the window loads (the server ends
+// the session, as at a failover): the scan fails at once, says the
+// connection was lost in words of the server's (not libpqxx's "check
+// manually" about a transaction a read-only session never writes), and
+// prints no summary of a window it did not read.
+TEST(SimBulk, AConnectionLostWhileLoadingFailsTheScanNamingIt) {
+    TestStack stack = TestStack::fresh("bulklost");
+    const SimOptions opt = bulkOptions(stack, "bulklost", 0.0005, 13);
+    const SimResult r =
+        runBulkFill(stack.config, opt, BulkFillOptions{210'000, Millis{4 * 3'600'000}});
+    ASSERT_TRUE(r.ok) << r.error;
+    std::remove(opt.truthPath.c_str());
+    pqxx::connection admin(stack.dsn);
+    {
+        pqxx::nontransaction w(admin);
+        w.exec("ANALYZE");
+    }
+
+    const TempFile config("bulklost.toml", readFile(stack.writeConfig("")));
+    CommandResult scan;
+    std::thread run([&] {
+        scan =
+            runCommand(callscopeBinary() + " scan --config " + config.path + " --since 3d --json");
+    });
+    // Once the scan streams the records (a COPY of its session), its
+    // sessions are ended.
+    bool ended = false;
+    for (int polls = 0; polls < 6000 && !ended; ++polls) {
+        pqxx::nontransaction w(admin);
+        const auto rows = w.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                                 "application_name = 'callscope' AND query LIKE 'COPY%'");
+        ended = !rows.empty() && rows[0][0].as<bool>();
+        if (!ended)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    run.join();
+    ASSERT_TRUE(ended) << "the scan never streamed the records: " << scan.err;
+    EXPECT_EQ(scan.exitCode, 1) << scan.err;
+    EXPECT_NE(scan.err.find("PostgreSQL: connection lost"), std::string::npos) << scan.err;
+    EXPECT_EQ(scan.err.find("check manually"), std::string::npos) << scan.err;
+    EXPECT_EQ(scan.err.find("\\x0a"), std::string::npos) << scan.err;
+    EXPECT_EQ(scan.out.find(R"("type":"summary")"), std::string::npos) << scan.out;
+}
