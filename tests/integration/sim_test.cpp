@@ -404,12 +404,14 @@ TEST(SimBulk, AConnectionLostWhileLoadingFailsTheScanNamingIt) {
             runCommand(callscopeBinary() + " scan --config " + config.path + " --since 3d --json");
     });
     // Once the scan streams the records (a COPY of its session), its
-    // sessions are ended.
+    // sessions are ended (this test's database only: the other tests'
+    // scans run beside it on the same server).
     bool ended = false;
     for (int polls = 0; polls < 6000 && !ended; ++polls) {
         pqxx::nontransaction w(admin);
         const auto rows = w.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
-                                 "application_name = 'callscope' AND query LIKE 'COPY%'");
+                                 "datname = current_database() AND application_name = 'callscope' "
+                                 "AND state = 'active' AND query LIKE 'COPY%'");
         ended = !rows.empty() && rows[0][0].as<bool>();
         if (!ended)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
