@@ -30,8 +30,11 @@ struct MessageDecoder::Impl {
     std::size_t fieldCount = 0;
     // Per kind of message (receipt, caller event): which name each of the
     // first kLearned keys matched last time.
+    // (Only when the kind's names are distinct: two fields mapped to one
+    // key take it in order, the first unfilled one first.)
     static constexpr std::size_t kLearned = 16;
     std::array<std::array<std::uint8_t, kLearned>, 2> learned{};
+    std::array<int, 2> namesDistinct{-1, -1}; // -1: not yet looked at
 
     void gather(std::size_t kind, std::initializer_list<const std::string*> fields) {
         fieldCount = 0;
@@ -47,6 +50,14 @@ struct MessageDecoder::Impl {
         // position in the last message of the kind is tried first (a key is
         // compared once, not with each name in turn).
         std::array<std::uint8_t, kLearned>& expected = learned[kind];
+        if (namesDistinct[kind] < 0) {
+            namesDistinct[kind] = 1;
+            for (std::size_t a = 0; a < fieldCount; ++a)
+                for (std::size_t b = a + 1; b < fieldCount; ++b)
+                    if (!names[a]->empty() && *names[a] == *names[b])
+                        namesDistinct[kind] = 0;
+        }
+        const bool hints = namesDistinct[kind] == 1;
         const auto take = [&](std::size_t j, const simdjson::dom::key_value_pair& field) {
             if (present[j] || names[j]->size() != field.key.size() || names[j]->empty() ||
                 field.key != *names[j])
@@ -58,7 +69,7 @@ struct MessageDecoder::Impl {
         };
         std::size_t position = 0;
         for (const auto field : simdjson::dom::object(root)) {
-            const std::size_t hint = position < kLearned ? expected[position] : fieldCount;
+            const std::size_t hint = hints && position < kLearned ? expected[position] : fieldCount;
             if (hint >= fieldCount || !take(hint, field))
                 for (std::size_t j = 0; j < fieldCount; ++j)
                     if (j != hint && take(j, field)) {

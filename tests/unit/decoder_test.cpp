@@ -84,6 +84,44 @@ TEST(Decoder, MapsRenamedFieldsAndStatusWords) {
     EXPECT_EQ(why, "unknown status");
 }
 
+// Fields are found whatever their order, message after message (the decoder
+// tries the name it found at a key's position last time first), the first of
+// a repeated key wins, and two fields mapped to one key take it in order.
+TEST(Decoder, FieldsInAnyOrderRepeatedKeysAndSharedNames) {
+    MessageDecoder d{Config{}.kafka};
+    CallerObservation e;
+    std::string why;
+    for (int round = 0; round < 2; ++round) {
+        ASSERT_TRUE(d.decodeCallerEvent(kEvent, {}, e, why)) << why;
+        EXPECT_EQ(e.callId, "cid-20240520001");
+        EXPECT_EQ(e.traceId, "4bf92f3577b34da6");
+        ASSERT_TRUE(d.decodeCallerEvent(
+            R"({"traceId":"t2","bizNo":"B2","at":1716200999000,"state":"INITIATED",)"
+            R"("callId":"c2","callId":"c3","instance":"i2","attempt":2})",
+            {}, e, why))
+            << why;
+        EXPECT_EQ(e.callId, "c2");
+        EXPECT_EQ(e.traceId, "t2");
+        EXPECT_EQ(e.bizNo, "B2");
+        EXPECT_EQ(e.instance, "i2");
+        EXPECT_EQ(e.attempt, 2);
+    }
+
+    Config c;
+    c.kafka.callerEvent.callId = "id";
+    c.kafka.callerEvent.traceId = "id";
+    MessageDecoder shared{c.kafka};
+    const std::string twice =
+        R"({"id":"c1","id":"t1","state":"INITIATED","at":1716200999000,"instance":"i","attempt":1})";
+    const std::string once =
+        R"({"id":"c2","state":"INITIATED","at":1716200999000,"instance":"i","attempt":1})";
+    for (const std::string& m : {twice, once, twice, once}) {
+        ASSERT_TRUE(shared.decodeCallerEvent(m, {}, e, why)) << why << " " << m;
+        EXPECT_EQ(e.callId, m == twice ? "c1" : "c2");
+        EXPECT_EQ(e.traceId, m == twice ? "t1" : "");
+    }
+}
+
 TEST(Decoder, EveryMalformedClassIsRefusedWithItsReason) {
     EXPECT_EQ(receiptWhy("not json at all"), "not JSON");
     EXPECT_EQ(receiptWhy(R"({"callId":"c","status":"SUCCESS","version":1} trailing)"), "not JSON");
