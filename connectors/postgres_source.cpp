@@ -165,21 +165,32 @@ struct PostgresSource::Impl {
     PostgresConfig cfg;
     std::vector<std::string> secrets; // scrubbed from every error text libpq gives
     std::string scrubbed(const char* what) const { return scrubSecrets(what, secrets); }
-    // A failure on `c` as one line, secrets scrubbed. A connection that broke
-    // says so, whatever noticed it first: the server's or libpq's own words
-    // are kept, libpqxx's ("not connected", "lost while committing
-    // transaction... check manually", which a read-only session never needs)
-    // are not.
+    // A failure on `c` as one line (libpq's lines, DETAIL and HINT among
+    // them, joined by "; "), secrets scrubbed. A connection that broke says
+    // so, whatever noticed it first: the server's or libpq's words are kept,
+    // libpqxx's alone ("not connected", "lost while committing transaction...
+    // check manually", which a read-only session never needs) are not.
     std::string failure(const std::exception& e, const pqxx::connection* c) const {
-        std::string why = scrubbed(e.what());
-        why.resize(std::min(why.find('\n'), why.size()));
-        while (!why.empty() && (why.back() == ' ' || why.back() == '\r'))
-            why.pop_back();
+        const std::string text = scrubbed(e.what());
+        std::string why;
+        for (std::size_t at = 0; at < text.size();) {
+            std::size_t nl = text.find('\n', at);
+            if (nl == std::string::npos)
+                nl = text.size();
+            std::string_view line(text.data() + at, nl - at);
+            while (!line.empty() && (line.back() == ' ' || line.back() == '\r'))
+                line.remove_suffix(1);
+            while (!line.empty() && (line.front() == ' ' || line.front() == '\t'))
+                line.remove_prefix(1);
+            if (!line.empty())
+                why.append(why.empty() ? "" : "; ").append(line);
+            at = nl + 1;
+        }
         const bool lost =
             dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr || (c && !c->is_open());
         if (!lost)
             return "PostgreSQL: " + why;
-        const bool told = why.starts_with("FATAL:") || why.starts_with("ERROR:") ||
+        const bool told = why.find("FATAL:") != std::string::npos ||
                           why.find("server closed the connection") != std::string::npos ||
                           why.find("could not receive data") != std::string::npos;
         return told ? "PostgreSQL: connection lost: " + why : "PostgreSQL: connection lost";
