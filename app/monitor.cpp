@@ -516,8 +516,10 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         const EpochMillis readTo = pacedReadTo();
         applyQueued(nowMillis(), false);
         // Looked at as the store grows, not on a clock: a load faster than
-        // any period still lets its final calls go.
-        releaseWhileLoading(readTo, policy, grace, cancel);
+        // any period still lets its final calls go. (Not once a reader has
+        // failed: the other's progress alone does not make a call final.)
+        if (!readerFailed)
+            releaseWhileLoading(readTo, policy, grace, cancel);
         // Until a batch comes (a reader held by a full queue waits for this
         // thread: it does not sleep while there is work), or 20 ms.
         std::unique_lock lock(m_mutex);
