@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
-#include <set>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -61,7 +61,7 @@ int OutboxRelay::publishBatch(pqxx::connection& c) {
     // some PROCESSING receipts wait (unpublished) until a later receipt of
     // their call has gone out, or kMaxHold has passed.
     const EpochMillis now = nowMillis();
-    std::set<std::string> laterInBatch; // calls with a newer, unheld row in this batch
+    std::map<std::string, std::int64_t> newestOut; // per call: its newest row going out
     std::vector<int> heldBack;
     std::vector<int> publish;
     for (const int i : order) {
@@ -78,10 +78,15 @@ int OutboxRelay::publishBatch(pqxx::connection& c) {
         publish.push_back(i);
     }
     for (const int i : publish)
-        laterInBatch.insert(rows[i][1].as<std::string>());
-    for (const int i : heldBack) // released behind the newer receipt of its call
-        if (laterInBatch.count(rows[i][1].as<std::string>()))
+        if (rows[i][3].as<std::string>() != "drop") { // (a dropped row never goes out)
+            std::int64_t& newest = newestOut[rows[i][1].as<std::string>()];
+            newest = std::max(newest, rows[i][0].as<std::int64_t>());
+        }
+    for (const int i : heldBack) { // released behind a newer receipt of its call
+        const auto it = newestOut.find(rows[i][1].as<std::string>());
+        if (it != newestOut.end() && it->second > rows[i][0].as<std::int64_t>())
             publish.push_back(i);
+    }
     std::vector<int> again;
     std::string ids = "{";
     std::string err;
