@@ -204,6 +204,33 @@ bool KafkaPartitionReader::assignWholeTopic(const std::string& topic, bool fromE
     return true;
 }
 
+bool KafkaPartitionReader::endOffsets(const std::string& topic,
+                                      std::map<std::int32_t, std::int64_t>& ends,
+                                      std::string& error) {
+    rd_kafka_topic_t* t = rd_kafka_topic_new(m_rk, topic.c_str(), nullptr);
+    const rd_kafka_metadata_t* md = nullptr;
+    rd_kafka_resp_err_t e = rd_kafka_metadata(m_rk, 0, t, &md, 10'000);
+    rd_kafka_topic_destroy(t);
+    if (e || !md || md->topic_cnt != 1 || md->topics[0].err) {
+        error = "metadata of topic " + topic + ": " +
+                rd_kafka_err2str(e ? e : (md && md->topic_cnt ? md->topics[0].err : e));
+        if (md)
+            rd_kafka_metadata_destroy(md);
+        return false;
+    }
+    for (int i = 0; i < md->topics[0].partition_cnt && !e; ++i) {
+        const int32_t p = md->topics[0].partitions[i].id;
+        int64_t low = 0, high = 0;
+        e = rd_kafka_query_watermark_offsets(m_rk, topic.c_str(), p, &low, &high, 10'000);
+        if (high > low)
+            ends[p] = high;
+    }
+    rd_kafka_metadata_destroy(md);
+    if (e)
+        error = "end offset of " + topic + ": " + rd_kafka_err2str(e);
+    return !e;
+}
+
 std::vector<KafkaMessage> KafkaPartitionReader::poll(int timeoutMs, std::size_t maxMessages) {
     std::vector<KafkaMessage> out;
     int wait = timeoutMs;

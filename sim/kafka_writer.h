@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -65,6 +66,10 @@ public:
     bool assignWholeTopic(const std::string& topic, bool fromEnd, std::string& error);
     // Up to maxMessages messages, waiting at most timeoutMs for the first.
     std::vector<KafkaMessage> poll(int timeoutMs, std::size_t maxMessages = 1000);
+    // The end offset (high watermark) now of each partition holding
+    // messages; false with the error.
+    bool endOffsets(const std::string& topic, std::map<std::int32_t, std::int64_t>& ends,
+                    std::string& error);
 
 private:
     explicit KafkaPartitionReader(rd_kafka_s* rk);

@@ -27,7 +27,7 @@ struct Simulated {
 };
 
 Simulated simulateAllKinds(const std::string& name, double rate = 0.04) {
-    Simulated s{TestStack::fresh(name)};
+    Simulated s{TestStack::fresh(name), {}};
     SimOptions o;
     o.duration = Millis{3000};
     o.rate = 40;
@@ -91,17 +91,9 @@ void copyTopic(const TestStack& s, const std::string& from, const std::string& t
     ASSERT_TRUE(ensureTopics(ks, {to}, 4, err)) << err;
     auto producer = KafkaProducer::create(ks, err);
     ASSERT_TRUE(producer) << err;
-    auto reader = KafkaPartitionReader::create(ks, err);
-    ASSERT_TRUE(reader && reader->assignWholeTopic(from, false, err)) << err;
-    int quiet = 0;
-    while (quiet < 3) {
-        const auto batch = reader->poll(500, 10'000);
-        quiet = batch.empty() ? quiet + 1 : 0;
-        for (const auto& m : batch)
-            ASSERT_TRUE(
-                producer->produce(to, m.key, rewrite(m.value, names, words, timesToEpoch), err))
-                << err;
-    }
+    for (const auto& m : readWholeTopic(s.brokers, from))
+        ASSERT_TRUE(producer->produce(to, m.key, rewrite(m.value, names, words, timesToEpoch), err))
+            << err;
     ASSERT_TRUE(producer->flush(30'000));
 }
 
@@ -403,7 +395,7 @@ TEST(Inspect, AColdCallIsReadByKeyAndFromOnePartitionPerTopic) {
 // retries, it recommends a window longer than the retry tail it measured and
 // lists exactly the callIds executed again.
 TEST(Advise, RecommendsAWindowLongerThanTheRetryTailAndListsTheCallsAtRisk) {
-    Simulated s{TestStack::fresh("advise")};
+    Simulated s{TestStack::fresh("advise"), {}};
     SimOptions o;
     o.duration = Millis{3000};
     o.rate = 30;

@@ -7,28 +7,13 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <chrono>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
 namespace callscope::test {
 namespace {
-
-std::vector<KafkaMessage> readWholeTopic(const std::string& brokers, const std::string& topic) {
-    std::string err;
-    KafkaSettings ks{brokers, {}, "murmur2_random"};
-    auto reader = KafkaPartitionReader::create(ks, err);
-    if (!reader || !reader->assignWholeTopic(topic, false, err))
-        throw std::runtime_error("reading " + topic + ": " + err);
-    std::vector<KafkaMessage> all;
-    int quietPolls = 0;
-    while (quietPolls < 3) { // the simulator flushed before it returned
-        auto batch = reader->poll(500, 10'000);
-        quietPolls = batch.empty() ? quietPolls + 1 : 0;
-        for (auto& m : batch)
-            all.push_back(std::move(m));
-    }
-    return all;
-}
 
 std::string str(simdjson::ondemand::document& doc, const char* key) {
     std::string_view v;
@@ -58,6 +43,32 @@ bool terminalCaller(const std::string& s) {
 }
 
 } // namespace
+
+std::vector<KafkaMessage> readWholeTopic(const std::string& brokers, const std::string& topic) {
+    std::string err;
+    KafkaSettings ks{brokers, {}, "murmur2_random"};
+    auto reader = KafkaPartitionReader::create(ks, err);
+    if (!reader || !reader->assignWholeTopic(topic, false, err))
+        throw std::runtime_error("reading " + topic + ": " + err);
+    // Up to each partition's end now (the simulator flushed before it
+    // returned), not until the broker has been quiet a while: a busy shared
+    // broker can be quiet for seconds before the first fetch.
+    std::map<std::int32_t, std::int64_t> ends;
+    if (!reader->endOffsets(topic, ends, err))
+        throw std::runtime_error("reading " + topic + ": " + err);
+    std::vector<KafkaMessage> all;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!ends.empty()) {
+        if (std::chrono::steady_clock::now() > deadline)
+            throw std::runtime_error("reading " + topic + ": its end not reached in 120 s");
+        for (auto& m : reader->poll(500, 10'000)) {
+            if (const auto e = ends.find(m.partition); e != ends.end() && m.offset + 1 >= e->second)
+                ends.erase(e);
+            all.push_back(std::move(m));
+        }
+    }
+    return all;
+}
 
 SimData loadSimData(const std::string& dsn, const std::string& brokers,
                     const std::string& receiptTopic, const std::string& callerTopic) {
@@ -114,10 +125,9 @@ SimData loadSimData(const std::string& dsn, const std::string& brokers,
             simdjson::ondemand::document doc;
             if (parser.iterate(json).get(doc))
                 throw std::runtime_error("caller event is not JSON: " + m.value);
-            CallerEventMsg e{str(doc, "callId"), str(doc, "state"), str(doc, "instance"),
-                             str(doc, "bizNo"), str(doc, "requestDigest")};
+            CallerEventMsg e{str(doc, "callId"), str(doc, "state"),         str(doc, "instance"),
+                             str(doc, "bizNo"),  str(doc, "requestDigest"), str(doc, "traceId")};
             e.attempt = num(doc, "attempt");
-            e.traceId = str(doc, "traceId");
             e.at = parseTimestamp(str(doc, "at")).value_or(-1);
             if (e.callId != m.key)
                 throw std::runtime_error("caller event keyed " + m.key + " for " + e.callId);

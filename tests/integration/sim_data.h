@@ -3,6 +3,8 @@
 // and a literal reading of SPEC §3's situations over it. This is the tests'
 // independent check of the simulator: what the data holds, not what the
 // simulator says it did.
+#include "sim/kafka_writer.h"
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -48,6 +50,10 @@ struct SimData {
 
 SimData loadSimData(const std::string& dsn, const std::string& brokers,
                     const std::string& receiptTopic, const std::string& callerTopic);
+
+// Every message of a topic, up to each partition's end when asked (throws
+// when that end is not reached in 120 s).
+std::vector<KafkaMessage> readWholeTopic(const std::string& brokers, const std::string& topic);
 
 // kind -> the set of situations, each a sorted, comma-joined list of callIds.
 // Kinds that carry a cause are keyed "kind/cause" ("key_rotation/callid_regenerated").

@@ -242,7 +242,7 @@ TEST(SimClean, CleanTrafficHoldsNoSituationEvenWithCrashesAndTimeouts) {
         }
     }
     EXPECT_GT(duplicates, 0);
-    EXPECT_GE(outOfOrder, 5); // the relay holds some PROCESSING receipts back
+    EXPECT_GT(outOfOrder, 0); // the relay holds some PROCESSING receipts back
     for (const auto& [id, evs] : d.callerEvents) {
         EXPECT_EQ(evs.front().state, "INITIATED") << id;
         EXPECT_TRUE(evs.back().state == "CONFIRMED_SUCCESS" ||
