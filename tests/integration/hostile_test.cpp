@@ -88,7 +88,7 @@ struct Hostile {
 
 const Hostile& hostile() {
     static Hostile* h = [] {
-        auto* x = new Hostile{TestStack::fresh("hostile")};
+        auto* x = new Hostile{TestStack::fresh("hostile"), {}, {}, {}};
         // SQL_ASCII holds any bytes, as old databases do: invalid UTF-8 reaches callscope.
         const std::string db = "hostile_" + std::to_string(::getpid());
         {
@@ -219,9 +219,11 @@ TEST(Hostile, JsonScanIsValidJsonHoldingTheExactStrings) {
                 callIds.insert(std::string(std::string_view(id)));
     }
     // Valid UTF-8 comes back exactly; invalid bytes as U+FFFD; 64 KB is refused.
-    for (const std::string& id : hostile().recordIds)
-        if (isValidUtf8(id) && id.size() < 1000)
+    for (const std::string& id : hostile().recordIds) {
+        if (isValidUtf8(id) && id.size() < 1000) {
             EXPECT_TRUE(callIds.count(id)) << visibleText(id.substr(0, 80));
+        }
+    }
     EXPECT_TRUE(callIds.count(validUtf8(hostile().recordIds[6])));
 }
 

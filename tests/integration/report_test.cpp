@@ -30,7 +30,7 @@ struct Fixture {
 
 const Fixture& fixture() {
     static Fixture* f = [] {
-        auto* x = new Fixture{TestStack::fresh("report")};
+        auto* x = new Fixture{TestStack::fresh("report"), {}, {}, {}, {}, {}};
         SimOptions o;
         o.duration = Millis{3000};
         o.rate = 30;

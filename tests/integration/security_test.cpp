@@ -35,7 +35,7 @@ std::size_t anomalyLines(const std::string& jsonLines) {
 
 const Secured& secured() {
     static Secured* s = [] {
-        auto* x = new Secured{TestStack::fresh("security")};
+        auto* x = new Secured{TestStack::fresh("security"), {}, 0};
         SimOptions o;
         o.duration = Millis{2000};
         o.rate = 20;

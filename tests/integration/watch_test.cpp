@@ -285,7 +285,7 @@ TEST(WatchOut, PrometheusScrapesTheMetricsAndExecGetsEveryChange) {
         std::string(CALLSCOPE_SOURCE_DIR) + "/resources/monitoring/callscope-alerts.yml";
     const CommandResult check = runCommand("promtool check rules " + rules);
     EXPECT_EQ(check.exitCode, 0) << check.out << check.err;
-    for (const std::string file :
+    for (const std::string& file :
          {rules, std::string(CALLSCOPE_SOURCE_DIR) +
                      "/resources/monitoring/callscope-grafana-dashboard.json"}) {
         const std::string body = readFile(file);
