@@ -146,56 +146,72 @@ std::unique_ptr<KafkaPartitionReader> KafkaPartitionReader::create(const KafkaSe
     return std::unique_ptr<KafkaPartitionReader>(new KafkaPartitionReader(rk));
 }
 
-bool KafkaPartitionReader::assignWholeTopic(const std::string& topic, bool fromEnd,
-                                            std::string& error) {
-    rd_kafka_topic_t* t = rd_kafka_topic_new(m_rk, topic.c_str(), nullptr);
+namespace {
+
+// The topic's partition ids (a topic created a moment ago takes a little
+// while to show in metadata); false with the error.
+bool partitionsOf(rd_kafka_t* rk, const std::string& topic, std::vector<std::int32_t>& ids,
+                  std::string& error) {
+    rd_kafka_topic_t* t = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
     const rd_kafka_metadata_t* md = nullptr;
     rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
-    // A topic created a moment ago takes a little while to show in metadata.
     for (int tries = 0; tries < 60; ++tries) {
         if (md)
             rd_kafka_metadata_destroy(md);
         md = nullptr;
-        e = rd_kafka_metadata(m_rk, 0, t, &md, 10'000);
+        e = rd_kafka_metadata(rk, 0, t, &md, 10'000);
         if (!e && md && md->topic_cnt == 1 && !md->topics[0].err)
             break;
         std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
     rd_kafka_topic_destroy(t);
-    if (e || !md || md->topic_cnt != 1 || md->topics[0].err) {
+    const bool ok = !e && md && md->topic_cnt == 1 && !md->topics[0].err;
+    if (!ok)
         error = "metadata of topic " + topic + ": " +
                 rd_kafka_err2str(e ? e : (md && md->topic_cnt ? md->topics[0].err : e));
-        if (md)
-            rd_kafka_metadata_destroy(md);
-        return false;
+    for (int i = 0; ok && i < md->topics[0].partition_cnt; ++i)
+        ids.push_back(md->topics[0].partitions[i].id);
+    if (md)
+        rd_kafka_metadata_destroy(md);
+    return ok;
+}
+
+// A partition's low and high watermarks (its leader may not be there yet
+// just after the topic was made); false with the error.
+bool watermarks(rd_kafka_t* rk, const std::string& topic, std::int32_t partition, std::int64_t& low,
+                std::int64_t& high, std::string& error) {
+    rd_kafka_resp_err_t e = RD_KAFKA_RESP_ERR_NO_ERROR;
+    for (int tries = 0; tries < 60; ++tries) {
+        e = rd_kafka_query_watermark_offsets(rk, topic.c_str(), partition, &low, &high, 10'000);
+        if (!e)
+            return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
     }
+    error = "end offset of " + topic + ": " + rd_kafka_err2str(e);
+    return false;
+}
+
+} // namespace
+
+bool KafkaPartitionReader::assignWholeTopic(const std::string& topic, bool fromEnd,
+                                            std::string& error) {
+    std::vector<std::int32_t> ids;
+    if (!partitionsOf(m_rk, topic, ids, error))
+        return false;
     rd_kafka_topic_partition_list_t* list =
-        rd_kafka_topic_partition_list_new(md->topics[0].partition_cnt);
-    for (int i = 0; i < md->topics[0].partition_cnt; ++i) {
-        const int32_t p = md->topics[0].partitions[i].id;
-        int64_t low = 0, high = 0;
+        rd_kafka_topic_partition_list_new(static_cast<int>(ids.size()));
+    for (const std::int32_t p : ids) {
+        std::int64_t low = 0, high = 0;
         // An explicit offset (not the logical END), so nothing produced after
         // this call can be skipped while the fetcher starts.
-        if (fromEnd) {
-            // A topic created a moment ago may not have its leader yet.
-            for (int tries = 0; tries < 60; ++tries) {
-                e = rd_kafka_query_watermark_offsets(m_rk, topic.c_str(), p, &low, &high, 10'000);
-                if (!e)
-                    break;
-                std::this_thread::sleep_for(std::chrono::milliseconds(250));
-            }
-            if (e) {
-                error = "end offset of " + topic + ": " + rd_kafka_err2str(e);
-                rd_kafka_topic_partition_list_destroy(list);
-                rd_kafka_metadata_destroy(md);
-                return false;
-            }
+        if (fromEnd && !watermarks(m_rk, topic, p, low, high, error)) {
+            rd_kafka_topic_partition_list_destroy(list);
+            return false;
         }
         rd_kafka_topic_partition_list_add(list, topic.c_str(), p)->offset =
             fromEnd ? high : RD_KAFKA_OFFSET_BEGINNING;
     }
-    rd_kafka_metadata_destroy(md);
-    e = rd_kafka_assign(m_rk, list);
+    const rd_kafka_resp_err_t e = rd_kafka_assign(m_rk, list);
     rd_kafka_topic_partition_list_destroy(list);
     if (e) {
         error = "assign " + topic + ": " + rd_kafka_err2str(e);
@@ -207,28 +223,17 @@ bool KafkaPartitionReader::assignWholeTopic(const std::string& topic, bool fromE
 bool KafkaPartitionReader::endOffsets(const std::string& topic,
                                       std::map<std::int32_t, std::int64_t>& ends,
                                       std::string& error) {
-    rd_kafka_topic_t* t = rd_kafka_topic_new(m_rk, topic.c_str(), nullptr);
-    const rd_kafka_metadata_t* md = nullptr;
-    rd_kafka_resp_err_t e = rd_kafka_metadata(m_rk, 0, t, &md, 10'000);
-    rd_kafka_topic_destroy(t);
-    if (e || !md || md->topic_cnt != 1 || md->topics[0].err) {
-        error = "metadata of topic " + topic + ": " +
-                rd_kafka_err2str(e ? e : (md && md->topic_cnt ? md->topics[0].err : e));
-        if (md)
-            rd_kafka_metadata_destroy(md);
+    std::vector<std::int32_t> ids;
+    if (!partitionsOf(m_rk, topic, ids, error))
         return false;
-    }
-    for (int i = 0; i < md->topics[0].partition_cnt && !e; ++i) {
-        const int32_t p = md->topics[0].partitions[i].id;
-        int64_t low = 0, high = 0;
-        e = rd_kafka_query_watermark_offsets(m_rk, topic.c_str(), p, &low, &high, 10'000);
+    for (const std::int32_t p : ids) {
+        std::int64_t low = 0, high = 0;
+        if (!watermarks(m_rk, topic, p, low, high, error))
+            return false;
         if (high > low)
             ends[p] = high;
     }
-    rd_kafka_metadata_destroy(md);
-    if (e)
-        error = "end offset of " + topic + ": " + rd_kafka_err2str(e);
-    return !e;
+    return true;
 }
 
 std::vector<KafkaMessage> KafkaPartitionReader::poll(int timeoutMs, std::size_t maxMessages) {
