@@ -487,7 +487,7 @@ std::uint32_t CallStore::add(const ProbeObservation& o) {
 // Every observation of a batch into the store, in apply()'s order; `each` is
 // told the call each one went to.
 template <typename Observation, typename Each>
-void CallStore::addAll(const std::vector<Observation>& list, Each each) {
+void CallStore::addAll(const ObservationList<Observation>& list, Each each) {
     // With millions of calls, the tables' slots are cache misses, and so are
     // the texts a reader thread decoded: the texts of an observation 16
     // ahead are fetched, the slots of one 8 ahead looked up, while this one

@@ -236,7 +236,7 @@ private:
     std::uint32_t addOne(const ReceiptObservation& o, const std::uint64_t* callIdHash = nullptr);
     std::uint32_t addOne(const CallerObservation& o, const std::uint64_t* callIdHash = nullptr);
     template <typename Observation, typename Each>
-    void addAll(const std::vector<Observation>& list, Each each);
+    void addAll(const ObservationList<Observation>& list, Each each);
     template <typename Each> void addEach(const ObservationBatch& b, Each each);
     // A call took a digest or bizNo as its own: its frozen siblings come
     // back before anything is judged (thawSiblings).

@@ -16,7 +16,7 @@ std::string headOf(const char* field, const std::string& value) {
 // Moves the observations whose identity fields exceed `maxBytes` into
 // `rejected`; returns how many moved.
 template <typename T, typename Fields>
-std::size_t sift(std::vector<T>& items, std::size_t maxBytes, const char* where,
+std::size_t sift(ObservationList<T>& items, std::size_t maxBytes, const char* where,
                  std::vector<Rejection>& rejected, Fields fields) {
     std::size_t moved = 0;
     std::size_t kept = 0;
@@ -31,6 +31,7 @@ std::size_t sift(std::vector<T>& items, std::size_t maxBytes, const char* where,
         });
         if (bad) {
             rejected.push_back({"oversized field", where, headOf(bad, *value)});
+            items[i] = T{}; // (spent, without its megabyte)
             ++moved;
             continue;
         }
@@ -86,19 +87,13 @@ public:
         m_receipts.reserve(kLists);
         m_callerEvents.reserve(kLists);
     }
-    // The batch's observations, and its spares too when it goes away.
-    void put(ObservationBatch& b, bool spares) {
+    // A batch's observations, spent, whole lists at a time.
+    void put(ObservationBatch& b) {
         std::lock_guard lock(m_mutex);
-        keep(m_records, b.records);
-        keep(m_attempts, b.attempts);
-        keep(m_receipts, b.receipts);
-        keep(m_callerEvents, b.callerEvents);
-        if (spares) {
-            keep(m_records, b.m_spareRecords);
-            keep(m_attempts, b.m_spareAttempts);
-            keep(m_receipts, b.m_spareReceipts);
-            keep(m_callerEvents, b.m_spareCallerEvents);
-        }
+        keep(m_records, b.records.takeAll());
+        keep(m_attempts, b.attempts.takeAll());
+        keep(m_receipts, b.receipts.takeAll());
+        keep(m_callerEvents, b.callerEvents.takeAll());
     }
     template <typename T> std::vector<T> take() {
         std::lock_guard lock(m_mutex);
@@ -126,12 +121,13 @@ public:
 
 private:
     // At most this many lists of each type (a batch's worth each): a reader
-    // has a few batches in flight; more would only hold memory.
+    // fills one batch while the model applies the one before, which comes
+    // back here; more would only hold memory (2 cost 7 B/call at peak).
     static constexpr std::size_t kLists = 1;
-    template <typename T> void keep(std::vector<std::vector<T>>& lists, std::vector<T>& list) {
+    template <typename T> void keep(std::vector<std::vector<T>>& lists, std::vector<T>&& list) {
         if (!list.empty() && lists.size() < kLists)
             lists.push_back(std::move(list));
-        std::vector<T>().swap(list); // (emptied either way, its buffer freed)
+        // (else freed as `list` goes)
     }
     template <typename T> std::vector<std::vector<T>>& listsOf() {
         if constexpr (std::is_same_v<T, RecordObservation>)
@@ -158,12 +154,8 @@ std::size_t spentObservations(const ObservationPool& pool) {
     return pool.spentCount();
 }
 
-namespace {
-
-// An observation as new, its texts emptied but keeping their buffers. A
-// field added to an observation must be reset here too (the sizes below
-// are there to say so).
-void reset(RecordObservation& o) {
+// (The sizes below are there to say that a field added needs resetting.)
+void resetObservation(RecordObservation& o) {
     static_assert(sizeof(RecordObservation) == 136, "a field was added: reset it here");
     o.callId.clear();
     o.digest.clear();
@@ -172,7 +164,7 @@ void reset(RecordObservation& o) {
     o.lockVersion = 0;
     o.createdAt = o.updatedAt = o.expireAt = kNoTime;
 }
-void reset(AttemptObservation& o) {
+void resetObservation(AttemptObservation& o) {
     static_assert(sizeof(AttemptObservation) == 160, "a field was added: reset it here");
     o.id = 0;
     o.callId.clear();
@@ -182,7 +174,7 @@ void reset(AttemptObservation& o) {
     o.outcome = AttemptOutcome::Executed;
     o.arrivedAt = o.finishedAt = kNoTime;
 }
-void reset(ReceiptObservation& o) {
+void resetObservation(ReceiptObservation& o) {
     static_assert(sizeof(ReceiptObservation) == 176, "a field was added: reset it here");
     o.callId.clear();
     o.status = RecordStatus::Processing;
@@ -193,7 +185,7 @@ void reset(ReceiptObservation& o) {
     o.digest.clear();
     o.origin = MessageOrigin{};
 }
-void reset(CallerObservation& o) {
+void resetObservation(CallerObservation& o) {
     static_assert(sizeof(CallerObservation) == 208, "a field was added: reset it here");
     o.callId.clear();
     o.state = CallerState::Initiated;
@@ -206,33 +198,18 @@ void reset(CallerObservation& o) {
     o.origin = MessageOrigin{};
 }
 
-// The next observation of `live`: the last spare (taken from the pool when
-// there is none), else a new one.
+namespace {
+
+// The next observation of `list`: a spent one of its own, else (when it has
+// none at all) a list the pool keeps, else a new one.
 // `dry`: the pool had none at the last look; it is asked again only once the
 // batch has been delivered (not once per message, against the model thread).
-template <typename T>
-T& addTo(std::vector<T>& live, std::vector<T>& spare, ObservationPool* pool, bool& dry) {
-    if (spare.empty() && pool && !dry) {
-        spare = pool->take<T>();
-        dry = spare.empty();
-        if (live.capacity() < live.size() + spare.size())
-            live.reserve(live.size() + spare.size());
+template <typename T> T& addTo(ObservationList<T>& list, ObservationPool* pool, bool& dry) {
+    if (list.empty() && list.spent() == 0 && pool && !dry) {
+        list.adopt(pool->take<T>());
+        dry = list.spent() == 0;
     }
-    if (spare.empty())
-        return live.emplace_back();
-    live.push_back(std::move(spare.back()));
-    spare.pop_back();
-    if (spare.empty())
-        std::vector<T>().swap(spare); // (its storage: the next comes with its own)
-    reset(live.back());
-    return live.back();
-}
-
-template <typename T> void dropLast(std::vector<T>& live, std::vector<T>& spare) {
-    if (live.empty())
-        return;
-    spare.push_back(std::move(live.back()));
-    live.pop_back();
+    return list.emplace_back();
 }
 
 } // namespace
@@ -242,19 +219,21 @@ ObservationBatch::ObservationBatch(std::shared_ptr<ObservationPool> pool)
 
 ObservationBatch::~ObservationBatch() {
     if (m_pool)
-        m_pool->put(*this, true);
+        m_pool->put(*this);
 }
 
 ObservationBatch::ObservationBatch(ObservationBatch&& o) noexcept
     : rejected(std::move(o.rejected)), gaps(std::move(o.gaps)), records(std::move(o.records)),
       attempts(std::move(o.attempts)), receipts(std::move(o.receipts)),
       callerEvents(std::move(o.callerEvents)), probes(std::move(o.probes)), m_pool(o.m_pool) {
-} // (the spares stay with `o`: the reader goes on filling it from them)
+    o.m_dry = {}; // (it has nothing left: the pool is asked again)
+}
 
 ObservationBatch& ObservationBatch::operator=(ObservationBatch&& o) noexcept {
     if (this == &o)
         return *this;
-    clear();
+    if (m_pool)
+        m_pool->put(*this); // (what it held, spent, before it takes `o`'s)
     rejected = std::move(o.rejected);
     gaps = std::move(o.gaps);
     records = std::move(o.records);
@@ -263,45 +242,42 @@ ObservationBatch& ObservationBatch::operator=(ObservationBatch&& o) noexcept {
     callerEvents = std::move(o.callerEvents);
     probes = std::move(o.probes);
     m_pool = o.m_pool;
-    // (`o` is left empty, std::vector's move leaves it so, and keeps its spares.)
+    m_dry = {};
+    o.m_dry = {};
+    // (`o` is left empty, std::vector's move leaves it so.)
     return *this;
 }
 
 void ObservationBatch::clear() {
     m_dry = {};
-    if (m_pool) {
-        if (!empty())                  // (moved from, as after a delivery: nothing to give)
-            m_pool->put(*this, false); // (its spares serve it next)
-    } else {
-        records.clear();
-        attempts.clear();
-        receipts.clear();
-        callerEvents.clear();
-        m_spareReceipts.clear(); // (dropLast*'s)
-        m_spareCallerEvents.clear();
-    }
+    records.clear();
+    attempts.clear();
+    receipts.clear();
+    callerEvents.clear();
     rejected.clear();
     gaps.clear();
     probes.clear();
 }
 
 RecordObservation& ObservationBatch::addRecord() {
-    return addTo(records, m_spareRecords, m_pool.get(), m_dry[0]);
+    return addTo(records, m_pool.get(), m_dry[0]);
 }
 AttemptObservation& ObservationBatch::addAttempt() {
-    return addTo(attempts, m_spareAttempts, m_pool.get(), m_dry[1]);
+    return addTo(attempts, m_pool.get(), m_dry[1]);
 }
 ReceiptObservation& ObservationBatch::addReceipt() {
-    return addTo(receipts, m_spareReceipts, m_pool.get(), m_dry[2]);
+    return addTo(receipts, m_pool.get(), m_dry[2]);
 }
 CallerObservation& ObservationBatch::addCallerEvent() {
-    return addTo(callerEvents, m_spareCallerEvents, m_pool.get(), m_dry[3]);
+    return addTo(callerEvents, m_pool.get(), m_dry[3]);
 }
 void ObservationBatch::dropLastReceipt() {
-    dropLast(receipts, m_spareReceipts);
+    if (!receipts.empty())
+        receipts.pop_back();
 }
 void ObservationBatch::dropLastCallerEvent() {
-    dropLast(callerEvents, m_spareCallerEvents);
+    if (!callerEvents.empty())
+        callerEvents.pop_back();
 }
 
 } // namespace callscope

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace callscope {
@@ -97,31 +98,124 @@ struct DataGap {
 
 class ObservationPool;
 
+// An observation as new, its texts emptied but keeping their buffers. A
+// field added to an observation must be reset there too.
+void resetObservation(RecordObservation& o);
+void resetObservation(AttemptObservation& o);
+void resetObservation(ReceiptObservation& o);
+void resetObservation(CallerObservation& o);
+
+// The observations of one kind in a batch: a vector whose spent elements
+// stay constructed past its end (issue 12). emplace_back() hands one of them
+// out reset, so a reader refilling a batch writes into elements, texts and
+// pages that exist already instead of moving or allocating them; clear()
+// and pop_back() only move the end. Copies hold the live elements only.
+template <typename T> class ObservationList {
+public:
+    using value_type = T;
+    using iterator = T*;
+    using const_iterator = const T*;
+
+    ObservationList() = default;
+    ObservationList(const ObservationList& o) : m_items(o.begin(), o.end()), m_size(o.m_size) {}
+    ObservationList& operator=(const ObservationList& o) {
+        if (this != &o) {
+            clear();
+            for (const T& x : o)
+                push_back(x);
+        }
+        return *this;
+    }
+    ObservationList(ObservationList&& o) noexcept
+        : m_items(std::move(o.m_items)), m_size(std::exchange(o.m_size, 0)) {
+        o.m_items.clear();
+    }
+    ObservationList& operator=(ObservationList&& o) noexcept {
+        if (this != &o) {
+            m_items = std::move(o.m_items);
+            m_size = std::exchange(o.m_size, 0);
+            o.m_items.clear();
+        }
+        return *this;
+    }
+
+    std::size_t size() const { return m_size; }
+    bool empty() const { return m_size == 0; }
+    T* begin() { return m_items.data(); }
+    T* end() { return m_items.data() + m_size; }
+    const T* begin() const { return m_items.data(); }
+    const T* end() const { return m_items.data() + m_size; }
+    T& operator[](std::size_t i) { return m_items[i]; }
+    const T& operator[](std::size_t i) const { return m_items[i]; }
+    T& at(std::size_t i) { return m_items.at(checked(i)); }
+    const T& at(std::size_t i) const { return m_items.at(checked(i)); }
+    T& front() { return m_items[0]; }
+    T& back() { return m_items[m_size - 1]; }
+    const T& back() const { return m_items[m_size - 1]; }
+
+    // A new element, reset: a spent one when there is one.
+    T& emplace_back() {
+        if (m_size < m_items.size()) {
+            resetObservation(m_items[m_size]);
+            return m_items[m_size++];
+        }
+        m_items.emplace_back();
+        return m_items[m_size++];
+    }
+    void push_back(const T& x) { emplace_back() = x; } // (into a spent one's buffers)
+    void push_back(T&& x) { emplace_back() = std::move(x); }
+    void pop_back() { --m_size; }
+    void clear() { m_size = 0; }
+    void resize(std::size_t n) { // to fewer
+        if (n < m_size)
+            m_size = n;
+    }
+    void reserve(std::size_t n) { m_items.reserve(n); }
+
+    // The elements, spent and live, and taking such a vector over (all spent).
+    std::size_t spent() const { return m_items.size() - m_size; }
+    std::vector<T> takeAll() {
+        m_size = 0;
+        return std::exchange(m_items, {});
+    }
+    void adopt(std::vector<T>&& spent) {
+        if (m_items.empty()) {
+            m_items = std::move(spent);
+            m_size = 0;
+        }
+    }
+
+private:
+    std::size_t checked(std::size_t i) const { return i < m_size ? i : m_items.size(); }
+    std::vector<T> m_items;
+    std::size_t m_size = 0;
+};
+
 struct ObservationBatch {
     std::vector<Rejection> rejected;
     std::vector<DataGap> gaps;
-    std::vector<RecordObservation> records;
-    std::vector<AttemptObservation> attempts;
-    std::vector<ReceiptObservation> receipts;
-    std::vector<CallerObservation> callerEvents;
+    ObservationList<RecordObservation> records;
+    ObservationList<AttemptObservation> attempts;
+    ObservationList<ReceiptObservation> receipts;
+    ObservationList<CallerObservation> callerEvents;
     std::vector<ProbeObservation> probes;
 
     ObservationBatch() = default;
-    // A batch whose observations go back to `pool` when it is destroyed or
-    // cleared, to be filled again by add*() (see ObservationPool).
+    // A batch whose observations go back to `pool` when it is destroyed, to
+    // be filled again by add*() (see ObservationPool).
     explicit ObservationBatch(std::shared_ptr<ObservationPool> pool);
     ~ObservationBatch();
     ObservationBatch(const ObservationBatch&) = default;
     ObservationBatch& operator=(const ObservationBatch&) = default;
-    // A batch moved from is empty and keeps its pool and the spent
-    // observations it has not handed out yet: a reader delivers it and
-    // fills it again.
+    // A batch moved from is empty and keeps its pool: a reader delivers it
+    // and fills it again, from the pool.
     ObservationBatch(ObservationBatch&& other) noexcept;
     ObservationBatch& operator=(ObservationBatch&& other) noexcept;
 
-    // An observation to fill, appended: a spent one of the pool when there
-    // is one (every field reset, its texts keeping their buffers, so that
-    // assigning them allocates nothing), else a new one.
+    // An observation to fill, appended: a spent one when there is one (the
+    // batch's own, else a list the pool keeps: every field reset, its texts
+    // keeping their buffers, so that assigning them allocates nothing), else
+    // a new one.
     RecordObservation& addRecord();
     AttemptObservation& addAttempt();
     ReceiptObservation& addReceipt();
@@ -129,8 +223,7 @@ struct ObservationBatch {
     // Takes back the last one added (it could not be filled).
     void dropLastReceipt();
     void dropLastCallerEvent();
-    // Empties the batch, its observations back to the pool (the spent ones it
-    // holds stay, to fill it again).
+    // Empties the batch; its observations stay, spent, to fill it again.
     void clear();
     bool pooled() const { return m_pool != nullptr; }
 
@@ -148,11 +241,6 @@ struct ObservationBatch {
 private:
     friend class ObservationPool;
     std::shared_ptr<ObservationPool> m_pool;
-    // Spent observations taken from the pool, handed out by add*().
-    std::vector<RecordObservation> m_spareRecords;
-    std::vector<AttemptObservation> m_spareAttempts;
-    std::vector<ReceiptObservation> m_spareReceipts;
-    std::vector<CallerObservation> m_spareCallerEvents;
     std::array<bool, 4> m_dry{}; // per type: the pool had none (see addTo)
 };
 

@@ -297,6 +297,38 @@ TEST(ObservationPool, SpentObservationsAreFilledAgainWithEveryFieldReset) {
     EXPECT_TRUE(plain.empty());
 }
 
+// A batch cleared and filled again (a reader's, between deliveries) writes
+// into the observations it had: same elements, same text buffers, each reset.
+TEST(ObservationList, ClearedAndRefilledInPlaceWithLiveElementsOnlyVisible) {
+    ObservationBatch b;
+    for (int i = 0; i < 3; ++i)
+        b.addCallerEvent().callId = "call-with-a-long-identifier-" + std::to_string(i);
+    b.callerEvents[1].attempt = 7;
+    const CallerObservation* first = &b.callerEvents[0];
+    const char* buffer = b.callerEvents[0].callId.data();
+    ObservationBatch copy = b; // (copies hold the live ones)
+    b.clear();
+    EXPECT_TRUE(b.callerEvents.empty());
+    EXPECT_EQ(b.callerEvents.begin(), b.callerEvents.end());
+    EXPECT_THROW((void)b.callerEvents.at(0), std::out_of_range);
+    CallerObservation& again = b.addCallerEvent();
+    EXPECT_EQ(&again, first);
+    EXPECT_EQ(again.callId, "");
+    again.callId = "call-with-a-long-identifier-9";
+    EXPECT_EQ(again.callId.data(), buffer);
+    EXPECT_EQ(b.addCallerEvent().attempt, 0); // the second, reset
+    b.dropLastCallerEvent();
+    EXPECT_EQ(b.callerEvents.size(), 1u);
+    ASSERT_EQ(copy.callerEvents.size(), 3u);
+    EXPECT_EQ(copy.callerEvents.at(1).attempt, 7);
+    EXPECT_EQ(copy.callerEvents.back().callId, "call-with-a-long-identifier-2");
+    // The oversized are taken out, the rest kept in order.
+    copy.callerEvents[1].callId = std::string(5000, 'x');
+    EXPECT_EQ(rejectOversized(copy, 256), 1u);
+    ASSERT_EQ(copy.callerEvents.size(), 2u);
+    EXPECT_EQ(copy.callerEvents[1].callId, "call-with-a-long-identifier-2");
+}
+
 // Ten batches dropped: the pool keeps a batch's worth or a few, frees the rest.
 TEST(ObservationPool, HoldsAFewBatchesWorthAtMost) {
     const auto pool = makeObservationPool();
