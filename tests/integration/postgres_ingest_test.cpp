@@ -475,3 +475,65 @@ TEST(PostgresIngest, ACancelledLookupStopsOnTheServer) {
     ASSERT_EQ(b.records.size(), 1u);
     EXPECT_EQ(b.records[0].callId, "fast");
 }
+
+// Text columns declared character(n) hold their values padded with spaces.
+// They are read bare (the server's cast to text, which trims them, cost a
+// fifth of a window's read) and trimmed here as that cast would: callIds,
+// digests, instances and words come out as written, in a window's read, in
+// the follow feed's pages and in a lookup by callId.
+TEST(PostgresIngest, CharacterColumnsComeOutTrimmedAsTheirTextCastWould) {
+    const TestStack s = TestStack::fresh("pg_bpchar");
+    exec(s.dsn,
+         "CREATE TABLE rec (call_id character(40) PRIMARY KEY, request_digest character(80), "
+         "status character(12), result_snapshot text, first_source character(30), "
+         "lock_version int, created_at timestamptz, updated_at timestamptz, "
+         "expire_at timestamptz);"
+         "CREATE TABLE att (id bigserial PRIMARY KEY, call_id character(40), "
+         "request_digest character(80), source_instance character(30), trace_id character(20), "
+         "outcome character(24), arrived_at timestamptz, finished_at timestamptz);"
+         "INSERT INTO rec VALUES ('padded-1', 'abc', 'SUCCESS', NULL, 'api-1', 1, "
+         "now() - interval '1 min', now() - interval '1 min', now() + interval '1 day');"
+         "INSERT INTO att (call_id, request_digest, source_instance, trace_id, outcome, "
+         "arrived_at, finished_at) VALUES ('padded-1', 'abc', 'api-1', 't-1', 'EXECUTED', "
+         "now() - interval '1 min', now() - interval '1 min')");
+    const auto expectTrimmed = [](const ObservationBatch& b) {
+        ASSERT_EQ(b.records.size(), 1u);
+        EXPECT_EQ(b.records[0].callId, "padded-1");
+        EXPECT_EQ(b.records[0].digest, "abc");
+        EXPECT_EQ(b.records[0].status, RecordStatus::Success);
+        EXPECT_EQ(b.records[0].firstSource, "api-1");
+        ASSERT_EQ(b.attempts.size(), 1u);
+        EXPECT_EQ(b.attempts[0].callId, "padded-1");
+        EXPECT_EQ(b.attempts[0].digest, "abc");
+        EXPECT_EQ(b.attempts[0].sourceInstance, "api-1");
+        EXPECT_EQ(b.attempts[0].traceId, "t-1");
+        EXPECT_EQ(b.attempts[0].outcome, AttemptOutcome::Executed);
+        EXPECT_TRUE(b.rejected.empty()) << b.rejected.front().reason;
+    };
+    PostgresConfig p = recordsOnly(s, "rec");
+    p.attempt.enabled = true;
+    p.attempt.table = "att";
+    PostgresSource source(p);
+    std::atomic<bool> cancel{false};
+    const EpochMillis now = nowMillis();
+    {
+        CollectingSink window;
+        source.loadWindow(now - 3'600'000, now, window, cancel);
+        ObservationBatch all;
+        for (const auto& [id, r] : window.records)
+            all.records.push_back(r);
+        for (const auto& a : window.attempts)
+            all.attempts.push_back(a);
+        for (const auto& r : window.rejected)
+            all.rejected.push_back(r);
+        expectTrimmed(all);
+    }
+    expectTrimmed(source.fetchCalls({"padded-1"}, &cancel));
+    CollectingSink sink;
+    Follower f(source, sink);
+    ASSERT_TRUE(
+        sink.waitFor([&] { return sink.records.count("padded-1") > 0 && !sink.attempts.empty(); }));
+    std::lock_guard lock(sink.mutex);
+    EXPECT_EQ(sink.records["padded-1"].digest, "abc");
+    EXPECT_EQ(sink.attempts.front().sourceInstance, "api-1");
+}
