@@ -171,7 +171,19 @@ struct PostgresSource::Impl {
     // libpqxx's alone ("not connected", "lost while committing transaction...
     // check manually", which a read-only session never needs) are not.
     std::string failure(const std::exception& e, const pqxx::connection* c) const {
-        const std::string text = scrubbed(e.what());
+        const std::string why = oneLine(e.what());
+        const bool lost =
+            dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr || (c && !c->is_open());
+        if (!lost)
+            return "PostgreSQL: " + why;
+        const bool told = why.find("FATAL:") != std::string::npos ||
+                          why.find("server closed the connection") != std::string::npos ||
+                          why.find("could not receive data") != std::string::npos;
+        return told ? "PostgreSQL: connection lost: " + why : "PostgreSQL: connection lost";
+    }
+    // An error text of libpq's as one line, secrets scrubbed.
+    std::string oneLine(const char* what) const {
+        const std::string text = scrubbed(what);
         std::string why;
         for (std::size_t at = 0; at < text.size();) {
             std::size_t nl = text.find('\n', at);
@@ -186,14 +198,7 @@ struct PostgresSource::Impl {
                 why.append(why.empty() ? "" : "; ").append(line);
             at = nl + 1;
         }
-        const bool lost =
-            dynamic_cast<const pqxx::broken_connection*>(&e) != nullptr || (c && !c->is_open());
-        if (!lost)
-            return "PostgreSQL: " + why;
-        const bool told = why.find("FATAL:") != std::string::npos ||
-                          why.find("server closed the connection") != std::string::npos ||
-                          why.find("could not receive data") != std::string::npos;
-        return told ? "PostgreSQL: connection lost: " + why : "PostgreSQL: connection lost";
+        return why;
     }
     WordMap<RecordStatus> statusWords;
     WordMap<AttemptOutcome> outcomeWords;
@@ -878,12 +883,9 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
         try {
             f();
         } catch (const pqxx::broken_connection& e) {
-            throw SourceError("PostgreSQL: " + m->scrubbed(e.what()));
+            throw SourceError(m->failure(e, &c));
         } catch (const pqxx::sql_error& e) {
-            std::string why = m->scrubbed(e.what());
-            if (const std::size_t nl = why.find('\n'); nl != std::string::npos)
-                why.resize(nl);
-            out.notes.push_back(what + ": " + why);
+            out.notes.push_back(what + ": " + m->oneLine(e.what())); // (DETAIL and HINT kept)
         }
     };
     const std::vector<std::pair<const char*, std::string>> recordColumns{
