@@ -1011,7 +1011,7 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
         // priced out so that any index that can serve it shows (a small table
         // would be scanned whatever its indexes). It is indexed when an index
         // condition serves the predicate (and, for a read of the first rows
-        // in an order, when nothing is sorted: the index gives the order).
+        // in an order, when no Sort node is in the plan: the index gives the order).
         // EXPLAIN runs nothing.
         const auto access = [&](PostgresCheck::Relation& rel, const char* what,
                                 const std::string& sql, std::string advice, bool ordered = false) {
@@ -1026,8 +1026,12 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
                     if (line.find("Index Cond:") != std::string::npos ||
                         line.find("Recheck Cond:") != std::string::npos)
                         a.indexed = true;
-                    if (line.find("Sort Key:") != std::string::npos)
-                        sorted = true;
+                    // A Sort node (not a Merge Append's sort key: partitions
+                    // or a UNION ALL view merged in index order).
+                    if (line.find("  (cost=") != std::string::npos) {
+                        const std::string node = scanNode(line);
+                        sorted |= node == "Sort" || node == "Incremental Sort";
+                    }
                     if (line.find("Scan") == std::string::npos ||
                         line.find("Subquery") != std::string::npos)
                         continue;
@@ -1102,7 +1106,8 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
     } catch (const SourceError&) {
         throw;
     } catch (const std::exception& e) {
-        throw SourceError("PostgreSQL: " + m->scrubbed(e.what()));
+        // (Outside a step, or a commit that lost the connection: in_doubt_error.)
+        throw SourceError(m->failure(e, &c));
     }
     return out;
 }

@@ -87,13 +87,18 @@ public:
         m_receipts.reserve(kLists);
         m_callerEvents.reserve(kLists);
     }
-    // A batch's observations, spent, whole lists at a time.
+    // A batch's observations, spent, whole lists at a time. (Lists beyond
+    // kLists are freed after the lock is released, by whoever drops the batch.)
     void put(ObservationBatch& b) {
+        auto records = b.records.takeAll();
+        auto attempts = b.attempts.takeAll();
+        auto receipts = b.receipts.takeAll();
+        auto callerEvents = b.callerEvents.takeAll();
         std::lock_guard lock(m_mutex);
-        keep(m_records, b.records.takeAll());
-        keep(m_attempts, b.attempts.takeAll());
-        keep(m_receipts, b.receipts.takeAll());
-        keep(m_callerEvents, b.callerEvents.takeAll());
+        keep(m_records, records);
+        keep(m_attempts, attempts);
+        keep(m_receipts, receipts);
+        keep(m_callerEvents, callerEvents);
     }
     template <typename T> std::vector<T> take() {
         std::lock_guard lock(m_mutex);
@@ -124,10 +129,9 @@ private:
     // fills one batch while the model applies the one before, which comes
     // back here; more would only hold memory (2 cost 7 B/call at peak).
     static constexpr std::size_t kLists = 1;
-    template <typename T> void keep(std::vector<std::vector<T>>& lists, std::vector<T>&& list) {
+    template <typename T> void keep(std::vector<std::vector<T>>& lists, std::vector<T>& list) {
         if (!list.empty() && lists.size() < kLists)
             lists.push_back(std::move(list));
-        // (else freed as `list` goes)
     }
     template <typename T> std::vector<std::vector<T>>& listsOf() {
         if constexpr (std::is_same_v<T, RecordObservation>)
@@ -154,61 +158,68 @@ std::size_t spentObservations(const ObservationPool& pool) {
     return pool.spentCount();
 }
 
+namespace {
+// Emptied, its buffer kept unless an oversized value left it large.
+void empty(std::string& s) {
+    if (s.capacity() > 4096)
+        std::string().swap(s);
+    else
+        s.clear();
+}
+} // namespace
+
 // (The sizes below are there to say that a field added needs resetting.)
 void resetObservation(RecordObservation& o) {
     static_assert(sizeof(RecordObservation) == 136, "a field was added: reset it here");
-    o.callId.clear();
-    o.digest.clear();
+    empty(o.callId);
+    empty(o.digest);
     o.status = RecordStatus::Processing;
-    o.firstSource.clear();
+    empty(o.firstSource);
     o.lockVersion = 0;
     o.createdAt = o.updatedAt = o.expireAt = kNoTime;
 }
 void resetObservation(AttemptObservation& o) {
     static_assert(sizeof(AttemptObservation) == 160, "a field was added: reset it here");
     o.id = 0;
-    o.callId.clear();
-    o.digest.clear();
-    o.sourceInstance.clear();
-    o.traceId.clear();
+    empty(o.callId);
+    empty(o.digest);
+    empty(o.sourceInstance);
+    empty(o.traceId);
     o.outcome = AttemptOutcome::Executed;
     o.arrivedAt = o.finishedAt = kNoTime;
 }
 void resetObservation(ReceiptObservation& o) {
     static_assert(sizeof(ReceiptObservation) == 176, "a field was added: reset it here");
-    o.callId.clear();
+    empty(o.callId);
     o.status = RecordStatus::Processing;
-    o.resultRef.clear();
+    empty(o.resultRef);
     o.finishedAt = kNoTime;
     o.version = 0;
-    o.sourceInstance.clear();
-    o.digest.clear();
+    empty(o.sourceInstance);
+    empty(o.digest);
     o.origin = MessageOrigin{};
 }
 void resetObservation(CallerObservation& o) {
     static_assert(sizeof(CallerObservation) == 208, "a field was added: reset it here");
-    o.callId.clear();
+    empty(o.callId);
     o.state = CallerState::Initiated;
     o.at = kNoTime;
-    o.instance.clear();
+    empty(o.instance);
     o.attempt = 0;
-    o.bizNo.clear();
-    o.digest.clear();
-    o.traceId.clear();
+    empty(o.bizNo);
+    empty(o.digest);
+    empty(o.traceId);
     o.origin = MessageOrigin{};
 }
 
 namespace {
 
 // The next observation of `list`: a spent one of its own, else (when it has
-// none at all) a list the pool keeps, else a new one.
-// `dry`: the pool had none at the last look; it is asked again only once the
-// batch has been delivered (not once per message, against the model thread).
-template <typename T> T& addTo(ObservationList<T>& list, ObservationPool* pool, bool& dry) {
-    if (list.empty() && list.spent() == 0 && pool && !dry) {
+// none at all: a batch just delivered) a list the pool keeps, else a new one.
+// (The pool is asked once per delivery, not once per message.)
+template <typename T> T& addTo(ObservationList<T>& list, ObservationPool* pool) {
+    if (pool && list.empty() && list.spent() == 0)
         list.adopt(pool->take<T>());
-        dry = list.spent() == 0;
-    }
     return list.emplace_back();
 }
 
@@ -225,9 +236,7 @@ ObservationBatch::~ObservationBatch() {
 ObservationBatch::ObservationBatch(ObservationBatch&& o) noexcept
     : rejected(std::move(o.rejected)), gaps(std::move(o.gaps)), records(std::move(o.records)),
       attempts(std::move(o.attempts)), receipts(std::move(o.receipts)),
-      callerEvents(std::move(o.callerEvents)), probes(std::move(o.probes)), m_pool(o.m_pool) {
-    o.m_dry = {}; // (it has nothing left: the pool is asked again)
-}
+      callerEvents(std::move(o.callerEvents)), probes(std::move(o.probes)), m_pool(o.m_pool) {}
 
 ObservationBatch& ObservationBatch::operator=(ObservationBatch&& o) noexcept {
     if (this == &o)
@@ -242,14 +251,11 @@ ObservationBatch& ObservationBatch::operator=(ObservationBatch&& o) noexcept {
     callerEvents = std::move(o.callerEvents);
     probes = std::move(o.probes);
     m_pool = o.m_pool;
-    m_dry = {};
-    o.m_dry = {};
     // (`o` is left empty, std::vector's move leaves it so.)
     return *this;
 }
 
 void ObservationBatch::clear() {
-    m_dry = {};
     records.clear();
     attempts.clear();
     receipts.clear();
@@ -260,16 +266,16 @@ void ObservationBatch::clear() {
 }
 
 RecordObservation& ObservationBatch::addRecord() {
-    return addTo(records, m_pool.get(), m_dry[0]);
+    return addTo(records, m_pool.get());
 }
 AttemptObservation& ObservationBatch::addAttempt() {
-    return addTo(attempts, m_pool.get(), m_dry[1]);
+    return addTo(attempts, m_pool.get());
 }
 ReceiptObservation& ObservationBatch::addReceipt() {
-    return addTo(receipts, m_pool.get(), m_dry[2]);
+    return addTo(receipts, m_pool.get());
 }
 CallerObservation& ObservationBatch::addCallerEvent() {
-    return addTo(callerEvents, m_pool.get(), m_dry[3]);
+    return addTo(callerEvents, m_pool.get());
 }
 void ObservationBatch::dropLastReceipt() {
     if (!receipts.empty())

@@ -98,8 +98,9 @@ struct DataGap {
 
 class ObservationPool;
 
-// An observation as new, its texts emptied but keeping their buffers. A
-// field added to an observation must be reset there too.
+// An observation as new, its texts emptied but keeping their buffers (up to
+// a few KiB: one that once held an oversized value lets it go). A field
+// added to an observation must be reset there too.
 void resetObservation(RecordObservation& o);
 void resetObservation(AttemptObservation& o);
 void resetObservation(ReceiptObservation& o);
@@ -150,6 +151,7 @@ public:
     T& at(std::size_t i) { return m_items.at(checked(i)); }
     const T& at(std::size_t i) const { return m_items.at(checked(i)); }
     T& front() { return m_items[0]; }
+    const T& front() const { return m_items[0]; }
     T& back() { return m_items[m_size - 1]; }
     const T& back() const { return m_items[m_size - 1]; }
 
@@ -162,8 +164,22 @@ public:
         m_items.emplace_back();
         return m_items[m_size++];
     }
-    void push_back(const T& x) { emplace_back() = x; } // (into a spent one's buffers)
-    void push_back(T&& x) { emplace_back() = std::move(x); }
+    // Into a spent one's buffers when there is one. (`x` may be one of the
+    // list's own: a new element is added as std::vector adds it.)
+    void push_back(const T& x) {
+        if (m_size < m_items.size())
+            m_items[m_size] = x;
+        else
+            m_items.push_back(x);
+        ++m_size;
+    }
+    void push_back(T&& x) {
+        if (m_size < m_items.size())
+            m_items[m_size] = std::move(x);
+        else
+            m_items.push_back(std::move(x));
+        ++m_size;
+    }
     void pop_back() { --m_size; }
     void clear() { m_size = 0; }
     void resize(std::size_t n) { // to fewer
@@ -241,7 +257,6 @@ struct ObservationBatch {
 private:
     friend class ObservationPool;
     std::shared_ptr<ObservationPool> m_pool;
-    std::array<bool, 4> m_dry{}; // per type: the pool had none (see addTo)
 };
 
 // Spent observations of one reader's batches (issue 12): a batch the model

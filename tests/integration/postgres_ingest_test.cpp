@@ -529,6 +529,7 @@ TEST(PostgresIngest, CharacterColumnsComeOutTrimmedAsTheirTextCastWould) {
         expectTrimmed(all);
     }
     expectTrimmed(source.fetchCalls({"padded-1"}, &cancel));
+    expectTrimmed(source.check(5).sample); // (check's sample, decoded as callscope reads)
     CollectingSink sink;
     Follower f(source, sink);
     ASSERT_TRUE(
