@@ -75,6 +75,8 @@ void printRelation(const PostgresCheck::Relation& rel, Tally& tally) {
             tally.warning(rel.key + " " + a.what.substr(0, a.what.find(':')) + " scans the whole " +
                           rel.kind + "; add " + a.advice);
     }
+    if (!rel.windowRead.empty())
+        std::cout << "    window reads in " << rel.windowRead << '\n';
     if (rel.writable)
         tally.warning("the role may write " + rel.name +
                       ": callscope needs SELECT only (README, Security: least privilege)");

@@ -225,6 +225,10 @@ struct PostgresSource::Impl {
     // character(n) columns: selected bare, their padding trimmed here (see
     // textOf).
     std::vector<std::size_t> recordPadded, attemptPadded;
+    // The columns of recordStream / attemptStream as binary COPY gives them;
+    // empty when a column's type is not one splitBinaryCopyRow reads (a
+    // domain, say): that read is made in text (see binaryKinds).
+    std::vector<CopyBinary> recordBinary, attemptBinary;
     std::string recordUpdated, recordCreated, attemptArrived, recordCallId, attemptCallId,
         attemptId;
     bool attemptsFinish = false; // attempt.finished_at is mapped
@@ -467,6 +471,39 @@ struct PostgresSource::Impl {
         }
     }
 
+    // How millis(q) comes in binary COPY.
+    CopyBinary binaryTime(const std::string& q) const {
+        return timeKinds.at(q) == TimeKind::Epoch ? CopyBinary::Int : CopyBinary::Timestamp;
+    }
+    // `kinds` when the server describes the columns of `select` as types
+    // they read, else none. A window read in binary COPY spares the server
+    // writing every time and number as text (a fifth of its work on 1M
+    // records: \copy took 0.85 s instead of 1.09 s) and this side parsing it.
+    static std::vector<CopyBinary> binaryKinds(pqxx::connection& c, const std::string& select,
+                                               std::vector<CopyBinary> kinds) {
+        try {
+            pqxx::work w(c);
+            const pqxx::result r = w.exec(select + " LIMIT 0");
+            w.commit();
+            if (r.columns() != kinds.size())
+                return {};
+            for (pqxx::row::size_type i = 0; i < r.columns(); ++i) {
+                const pqxx::oid t = r.column_type(i);
+                // text, varchar, bpchar; int8, int4, int2; timestamp, timestamptz
+                const bool fits = kinds[i] == CopyBinary::Text  ? t == 25 || t == 1043 || t == 1042
+                                  : kinds[i] == CopyBinary::Int ? t == 20 || t == 23 || t == 21
+                                                                : t == 1114 || t == 1184;
+                if (!fits)
+                    return {};
+            }
+            return kinds;
+        } catch (const pqxx::broken_connection&) {
+            throw;
+        } catch (const std::exception&) {
+            return {}; // (read in text, as before)
+        }
+    }
+
     // The selects name their outputs (cs_*) so that ORDER BY and WHERE on a
     // column name mean the table's column: an output named like it (a cast
     // to text) would take precedence in ORDER BY, sorting text and keeping
@@ -502,6 +539,10 @@ struct PostgresSource::Impl {
         // time per row (a tenth of its work on a 1M-row read).
         recordStream = recordSelect + " FROM " + recordTable;
         recordSelect += ", " + recordUpdated + "::text AS cs_cursor FROM " + recordTable;
+        recordBinary = binaryKinds(c, recordStream,
+                                   {CopyBinary::Text, CopyBinary::Text, CopyBinary::Text,
+                                    CopyBinary::Text, CopyBinary::Int, binaryTime(recordCreated),
+                                    binaryTime(recordUpdated), binaryTime(expire)});
         if (!r.resultSnapshot.empty())
             column(rc, "record.result_snapshot", r.resultSnapshot, r.table);
 
@@ -532,11 +573,17 @@ struct PostgresSource::Impl {
                  ? std::string("''")
                  : textOf(column(ac, "attempt.trace_id", a.traceId, a.table), attemptPadded, 4)) +
             ", " + textOf(column(ac, "attempt.outcome", a.outcome, a.table), attemptPadded, 5) +
-            ", " + millis(attemptArrived) + ", " +
-            (a.finishedAt.empty()
-                 ? std::string("NULL::bigint")
-                 : millis(timeColumn(ac, "attempt.finished_at", a.finishedAt, a.table)));
+            ", " + millis(attemptArrived) + ", ";
+        const std::string finished =
+            a.finishedAt.empty() ? std::string()
+                                 : timeColumn(ac, "attempt.finished_at", a.finishedAt, a.table);
+        attemptSelect += finished.empty() ? std::string("NULL::bigint") : millis(finished);
         attemptStream = attemptSelect + " FROM " + attemptTable;
+        attemptBinary =
+            binaryKinds(c, attemptStream,
+                        {CopyBinary::Int, CopyBinary::Text, CopyBinary::Text, CopyBinary::Text,
+                         CopyBinary::Text, CopyBinary::Text, binaryTime(attemptArrived),
+                         finished.empty() ? CopyBinary::Int : binaryTime(finished)});
         attemptSelect += ", " + attemptArrived + "::text AS cs_cursor FROM " + attemptTable;
         attemptsFinish = !a.finishedAt.empty();
     }
@@ -618,23 +665,37 @@ struct PostgresSource::Impl {
     // COPY (query) TO STDOUT, streamed: rows are not buffered whole. A window
     // can be large, so the session's statement_timeout does not apply here
     // (it would cancel the same read on every retry); `cancel` stops it.
+    // `binary`: the columns' kinds, to read it in binary COPY (else text).
     template <typename Add>
     // Returns the rows read.
-    std::size_t stream(const std::string& query, ObservationSink& sink,
-                       const std::atomic<bool>& cancel, Add add) {
+    std::size_t stream(const std::string& query, const std::vector<CopyBinary>& binary,
+                       ObservationSink& sink, const std::atomic<bool>& cancel, Add add) {
         pqxx::work w(*conn);
         w.exec("SET LOCAL statement_timeout = 0");
         // libpqxx 6.4 writes "COPY <name> TO STDOUT" with the name as given,
-        // so a parenthesised query streams like a table.
-        pqxx::stream_from s(w, "(" + query + ")");
+        // so a parenthesised query streams like a table; its own "TO STDOUT"
+        // after our options is made a comment.
+        pqxx::stream_from s(w, "(" + query + ")" +
+                                   (binary.empty() ? "" : " TO STDOUT (FORMAT binary) --"));
         std::string line;
         std::vector<std::string> fields;
         std::vector<bool> nulls;
         ObservationBatch batch(pool);
         std::size_t rows = 0;
+        bool first = true;
         while (s.get_raw_line(line)) {
+            if (binary.empty()) {
+                splitCopyLine(line, fields, nulls);
+            } else {
+                const int got = splitBinaryCopyRow(line, first, binary, fields, nulls);
+                first = false;
+                if (got == 0)
+                    continue;
+                if (got < 0)
+                    throw SourceError("PostgreSQL: a row of a window's read (binary COPY) does "
+                                      "not match its columns");
+            }
             ++rows;
-            splitCopyLine(line, fields, nulls);
             (this->*add)(fields, nulls, batch);
             if (batch.size() + batch.rejected.size() >= kBatchRows) {
                 track(batch);
@@ -1055,6 +1116,10 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
         const RecordMapping& r = cfg.record;
         const std::string probe = c.quote(textArray({"x"})) + "::text[]"; // only the plan is asked
         PostgresCheck::Relation& record = out.relations.front();
+        record.windowRead = m->recordBinary.empty() ? "text COPY" : "binary COPY";
+        if (am.enabled)
+            out.relations.back().windowRead =
+                m->attemptBinary.empty() ? "text COPY" : "binary COPY";
         access(record, "follow: records changed since the last poll (every poll_interval)",
                Impl::pageSql(m->recordSelect, m->recordUpdated, m->recordCallId,
                              m->bound(m->recordUpdated, ">=", nowMillis() - 60'000)),
@@ -1169,13 +1234,13 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
                                       m->bound(m->recordCreated, "<", until);
             if (!last)
                 recordWhere += " AND " + m->bound(m->recordUpdated, "<", to);
-            std::size_t rows = m->stream(m->recordStream + " WHERE " + recordWhere, sink, cancel,
-                                         &Impl::addRecord);
+            std::size_t rows = m->stream(m->recordStream + " WHERE " + recordWhere, m->recordBinary,
+                                         sink, cancel, &Impl::addRecord);
             if (attempts && !cancel)
                 rows += m->stream(m->attemptStream + " WHERE " +
                                       m->bound(m->attemptArrived, ">=", from) + " AND " +
                                       m->bound(m->attemptArrived, "<", last ? until : to),
-                                  sink, cancel, &Impl::addAttempt);
+                                  m->attemptBinary, sink, cancel, &Impl::addAttempt);
             if (last)
                 break;
             from = to;

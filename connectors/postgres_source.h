@@ -37,6 +37,9 @@ struct PostgresCheck {
         bool writable = false; // the session's role may INSERT, UPDATE, DELETE or TRUNCATE it
         std::vector<Column> columns;
         std::vector<Access> access;
+        // How a window's read gets its rows: "binary COPY", or "text COPY"
+        // when a column's type is not one callscope reads in binary.
+        std::string windowRead;
     };
     std::string server; // server_version
     std::string user;

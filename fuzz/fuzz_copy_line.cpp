@@ -1,5 +1,5 @@
-// Lines of COPY ... TO STDOUT text: any bytes (a table's text columns hold
-// anything). Fields and NULL flags always come in pairs.
+// Lines of COPY ... TO STDOUT text, and binary COPY messages: any bytes (a table's text columns
+// hold anything). Fields and NULL flags always come in pairs.
 #include "connectors/copy_text.h"
 
 #include <cstdint>
@@ -19,5 +19,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         total += f.size();
     if (total > size)
         std::abort(); // unescaping never makes text longer
+    // The same bytes as a binary COPY message (with and without the header).
+    const std::vector<CopyBinary> kinds{CopyBinary::Int, CopyBinary::Text, CopyBinary::Timestamp};
+    for (const bool first : {true, false}) {
+        const int got = splitBinaryCopyRow(line, first, kinds, fields, nulls);
+        if (got < -1 || got > 1 ||
+            (got == 1 && (fields.size() != kinds.size() || nulls.size() != kinds.size())))
+            std::abort();
+    }
     return 0;
 }

@@ -529,7 +529,10 @@ TEST(PostgresIngest, CharacterColumnsComeOutTrimmedAsTheirTextCastWould) {
         expectTrimmed(all);
     }
     expectTrimmed(source.fetchCalls({"padded-1"}, &cancel));
-    expectTrimmed(source.check(5).sample); // (check's sample, decoded as callscope reads)
+    const PostgresCheck check = source.check(5);
+    expectTrimmed(check.sample);            // (check's sample, decoded as callscope reads)
+    for (const auto& rel : check.relations) // (the window above was read in binary)
+        EXPECT_EQ(rel.windowRead, "binary COPY") << rel.key;
     CollectingSink sink;
     Follower f(source, sink);
     ASSERT_TRUE(

@@ -235,7 +235,8 @@ TEST(Check, SaysWhatItFindsAndWhichDetectionsRun) {
           "record.call_id            call_id", "attempt  idempotent_attempt (table, ",
           "indexed  follow: records changed", " idempotent_record_updated_at",
           "indexed  lookup: a record by callId", " partitions, ", "timestamps CreateTime",
-          "newest records, ", "Detections that will run (12)", "\nready"})
+          "newest records, ", "window reads in binary COPY", "Detections that will run (12)",
+          "\nready"})
         EXPECT_NE(r.out.find(needle), std::string::npos) << needle << "\n" << r.out;
     EXPECT_EQ(r.out.find("NO INDEX"), std::string::npos) << r.out;
     EXPECT_EQ(r.out.find(s.dsn.substr(s.dsn.find("password=") + 9, 16)), std::string::npos)
