@@ -106,9 +106,10 @@ std::int64_t millisOf(std::int64_t micros2000) {
     constexpr std::int64_t epoch2000 = 946'684'800'000'000; // in epoch microseconds
     constexpr std::int64_t year1 = -62'135'596'800'000;     // 0001-01-01, epoch ms
     constexpr std::int64_t year10000 = 253'402'300'800'000; // 10000-01-01, epoch ms
-    if (micros2000 > INT64_MAX - epoch2000)
+    // (Margins for the rounding below: no sum may overflow.)
+    if (micros2000 > INT64_MAX - epoch2000 - 1000)
         return clamp; // (infinity among them)
-    if (micros2000 < INT64_MIN + epoch2000)
+    if (micros2000 < INT64_MIN + epoch2000 + 1000)
         return -clamp;
     const std::int64_t total = micros2000 + epoch2000;
     const std::int64_t ms = total >= 0 ? (total + 500) / 1000 : -((-total + 500) / 1000);
@@ -133,7 +134,9 @@ int splitBinaryCopyRow(std::string_view message, bool first, const std::vector<C
                                                 '\n', '\377', '\r', '\n', '\0'};
         if (message.size() < 19 || std::memcmp(p, kSignature, 11) != 0)
             return -1;
-        p += 15; // the signature and the flags
+        if (bigEndian(p + 11, 4) >> 16 != 0)
+            return -1; // a flag it must understand (OIDs included, or later ones)
+        p += 15;       // the signature and the flags
         const std::int64_t extension = bigEndian(p, 4);
         p += 4;
         if (extension < 0 || extension > end - p)

@@ -226,8 +226,9 @@ struct PostgresSource::Impl {
     // textOf).
     std::vector<std::size_t> recordPadded, attemptPadded;
     // The columns of recordStream / attemptStream as binary COPY gives them;
-    // empty when a column's type is not one splitBinaryCopyRow reads (a
-    // domain, say): that read is made in text (see binaryKinds).
+    // empty when a column's type is not one splitBinaryCopyRow reads (an
+    // array, say), or a row did not fit: that read is made in text (see
+    // binaryKinds, stream).
     std::vector<CopyBinary> recordBinary, attemptBinary;
     std::string recordUpdated, recordCreated, attemptArrived, recordCallId, attemptCallId,
         attemptId;
@@ -483,6 +484,9 @@ struct PostgresSource::Impl {
                                                std::vector<CopyBinary> kinds) {
         try {
             pqxx::work w(c);
+            // (Timestamps as 8-byte integers: always since PostgreSQL 10.)
+            if (w.exec("SHOW integer_datetimes")[0][0].as<std::string>() != "on")
+                return {};
             const pqxx::result r = w.exec(select + " LIMIT 0");
             w.commit();
             if (r.columns() != kinds.size())
@@ -668,7 +672,7 @@ struct PostgresSource::Impl {
     // `binary`: the columns' kinds, to read it in binary COPY (else text).
     template <typename Add>
     // Returns the rows read.
-    std::size_t stream(const std::string& query, const std::vector<CopyBinary>& binary,
+    std::size_t stream(const std::string& query, std::vector<CopyBinary>& binary,
                        ObservationSink& sink, const std::atomic<bool>& cancel, Add add) {
         pqxx::work w(*conn);
         w.exec("SET LOCAL statement_timeout = 0");
@@ -682,7 +686,7 @@ struct PostgresSource::Impl {
         std::vector<bool> nulls;
         ObservationBatch batch(pool);
         std::size_t rows = 0;
-        bool first = true;
+        bool first = true, mismatch = false;
         while (s.get_raw_line(line)) {
             if (binary.empty()) {
                 splitCopyLine(line, fields, nulls);
@@ -691,9 +695,11 @@ struct PostgresSource::Impl {
                 first = false;
                 if (got == 0)
                     continue;
-                if (got < 0)
-                    throw SourceError("PostgreSQL: a row of a window's read (binary COPY) does "
-                                      "not match its columns");
+                if (got < 0) { // (the table changed since): read in text from the retry on
+                    binary.clear();
+                    mismatch = true;
+                    break;
+                }
             }
             ++rows;
             (this->*add)(fields, nulls, batch);
@@ -707,6 +713,9 @@ struct PostgresSource::Impl {
         }
         s.complete();
         w.commit();
+        if (mismatch)
+            throw SourceError("PostgreSQL: a row of a window's read (binary COPY) does not match "
+                              "its columns (the table changed?); it is read again in text");
         track(batch);
         if (batch.hasAnything())
             sink.deliver(std::move(batch));

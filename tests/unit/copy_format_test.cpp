@@ -60,17 +60,17 @@ constexpr std::int64_t k2000 = 946'684'800'000; // 2000-01-01 in epoch ms
 
 TEST(CopyBinary, ARowComesOutAsItsTextWouldWithTimesInEpochMillis) {
     using K = CopyBinary;
-    const std::vector<K> kinds{K::Int, K::Text, K::Int, K::Int, K::Timestamp, K::Timestamp, K::Text};
+    const std::vector<K> kinds{K::Int,       K::Text,      K::Int, K::Int,
+                               K::Timestamp, K::Timestamp, K::Text};
     std::vector<std::string> fields{"stale"};
     std::vector<bool> nulls;
     // 2024-05-20 10:29:03.120456 UTC: 1716200943120 ms and 456 us.
     const std::int64_t at = (1'716'200'943'120 - k2000) * 1000 + 456;
-    const std::string first =
-        header() + row({integer(42, 8), text("cid-1\t\\N"), integer(-5, 4), integer(-1, 2),
-                        integer(at, 8), null(), text("")});
+    const std::string first = header() + row({integer(42, 8), text("cid-1\t\\N"), integer(-5, 4),
+                                              integer(-1, 2), integer(at, 8), null(), text("")});
     ASSERT_EQ(splitBinaryCopyRow(first, true, kinds, fields, nulls), 1);
-    EXPECT_EQ(fields, (std::vector<std::string>{"42", "cid-1\t\\N", "-5", "-1", "1716200943120",
-                                                "", ""}));
+    EXPECT_EQ(fields,
+              (std::vector<std::string>{"42", "cid-1\t\\N", "-5", "-1", "1716200943120", "", ""}));
     EXPECT_EQ(nulls, (std::vector<bool>{false, false, false, false, false, true, false}));
     // The next message is a row without the header; then the trailer.
     const std::string next = row({integer(7, 8), text("x"), integer(0, 4), integer(1, 2),
@@ -100,6 +100,10 @@ TEST(CopyBinary, TimesRoundAndClampAsTheirTextDoes) {
     EXPECT_EQ(millis(0), k2000);
     EXPECT_EQ(millis(INT64_MAX), clamp);  // infinity
     EXPECT_EQ(millis(INT64_MIN), -clamp); // -infinity
+    // Years near 294,000 (valid timestamps) and past: no overflow on the way.
+    EXPECT_EQ(millis(INT64_MAX - k2000 * 1000 - 300), clamp);
+    EXPECT_EQ(millis(INT64_MAX - k2000 * 1000 - 2000), clamp);
+    EXPECT_EQ(millis(INT64_MIN + k2000 * 1000 + 300), -clamp);
     // 9999-12-31 23:59:59.999 is a time; year 10000 and 1 BC are out of range.
     EXPECT_EQ(millis((253'402'300'799'999 - k2000) * 1000), 253'402'300'799'999);
     EXPECT_EQ(millis((253'402'300'800'000 - k2000) * 1000), clamp);
@@ -116,13 +120,16 @@ TEST(CopyBinary, AMessageThatIsNotARowOfTheColumnsIsRefused) {
     const auto refused = [&](const std::string& m, bool first = false) {
         return splitBinaryCopyRow(m, first, kinds, fields, nulls) == -1;
     };
-    EXPECT_TRUE(refused(good, true));                            // no header
-    EXPECT_TRUE(refused("PGCOPY\n\377\r\n" + good, true));        // a bad signature
-    EXPECT_TRUE(refused(row({integer(1, 8)})));                   // a field short
-    EXPECT_TRUE(refused(row({integer(1, 3), text("a")})));        // no such integer
-    EXPECT_TRUE(refused(good + "x"));                             // bytes after the row
-    EXPECT_TRUE(refused(good.substr(0, good.size() - 1)));        // cut short
-    EXPECT_TRUE(refused(std::string("\x00", 1)));                 // not even a count
+    EXPECT_TRUE(refused(good, true));                      // no header
+    EXPECT_TRUE(refused("PGCOPY\n\377\r\n" + good, true)); // a bad signature
+    std::string oids = header();
+    oids[11 + 1] = 1; // flag bit 16: rows carry OIDs
+    EXPECT_TRUE(refused(oids + good, true));
+    EXPECT_TRUE(refused(row({integer(1, 8)})));            // a field short
+    EXPECT_TRUE(refused(row({integer(1, 3), text("a")}))); // no such integer
+    EXPECT_TRUE(refused(good + "x"));                      // bytes after the row
+    EXPECT_TRUE(refused(good.substr(0, good.size() - 1))); // cut short
+    EXPECT_TRUE(refused(std::string("\x00", 1)));          // not even a count
     std::string huge = row({integer(1, 8), text("a")});
     huge[2 + 4 + 8 + 0] = '\x7f'; // the text's length: far past the end
     EXPECT_TRUE(refused(huge));
