@@ -186,7 +186,6 @@ public:
         if (n < m_size)
             m_size = n;
     }
-    void reserve(std::size_t n) { m_items.reserve(n); }
 
     // The elements, spent and live, and taking such a vector over (all spent).
     std::size_t spent() const { return m_items.size() - m_size; }
