@@ -4,7 +4,6 @@
 #include "models/domain.h"
 #include "models/timestamp.h"
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
