@@ -102,21 +102,19 @@ void writeInt(std::string& out, std::int64_t v) {
 // Microseconds since 2000-01-01 UTC -> epoch milliseconds, as timeField()
 // reads the same time's text.
 std::int64_t millisOf(std::int64_t micros2000) {
-    constexpr std::int64_t clamp = 9'000'000'000'000'000;
     constexpr std::int64_t epoch2000 = 946'684'800'000'000; // in epoch microseconds
     constexpr std::int64_t year1 = -62'135'596'800'000;     // 0001-01-01, epoch ms
     constexpr std::int64_t year10000 = 253'402'300'800'000; // 10000-01-01, epoch ms
     // (Margins for the rounding below: no sum may overflow.)
     if (micros2000 > INT64_MAX - epoch2000 - 1000)
-        return clamp; // (infinity among them)
+        return kTimeClamp; // (infinity among them)
     if (micros2000 < INT64_MIN + epoch2000 + 1000)
-        return -clamp;
-    const std::int64_t total = micros2000 + epoch2000;
-    const std::int64_t ms = total >= 0 ? (total + 500) / 1000 : -((-total + 500) / 1000);
+        return -kTimeClamp;
+    const std::int64_t ms = roundToMillis(micros2000 + epoch2000);
     if (ms >= year10000)
-        return clamp;
+        return kTimeClamp;
     if (ms < year1)
-        return -clamp; // BC
+        return -kTimeClamp; // BC
     return ms;
 }
 

@@ -14,6 +14,15 @@ namespace callscope {
 void splitCopyLine(std::string_view line, std::vector<std::string>& fields,
                    std::vector<bool>& nulls);
 
+// Times read from either format that are out of range (+-infinity, NaN,
+// before year 1 or past 9999) come as +-kTimeClamp epoch milliseconds.
+inline constexpr std::int64_t kTimeClamp = 9'000'000'000'000'000;
+// Epoch microseconds to milliseconds, half away from zero (as PostgreSQL's
+// numeric rounds).
+inline std::int64_t roundToMillis(std::int64_t micros) {
+    return micros >= 0 ? (micros + 500) / 1000 : -((-micros + 500) / 1000);
+}
+
 // How a column comes in binary COPY: text (text, varchar, bpchar with its
 // padding), a 2-, 4- or 8-byte integer, or a timestamp (with or without time
 // zone: microseconds since 2000-01-01).

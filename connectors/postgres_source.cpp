@@ -26,9 +26,8 @@ constexpr std::size_t kBatchRows = 10'000;
 constexpr std::int64_t kPageRows = 50'000;
 // Attempts re-read until they finish; beyond this many the oldest are let go.
 constexpr std::size_t kMaxOpenAttempts = 10'000;
-// Times converted in SQL are clamped to +-kClamp; anything beyond year 9999
+// Times converted in SQL are clamped to +-kTimeClamp; anything beyond year 9999
 // (infinity, NaN, an epoch in the wrong unit) is out of range.
-constexpr const char* kClamp = "9000000000000000";
 constexpr std::int64_t kLatestSane = 253'402'300'800'000; // 10000-01-01
 bool saneTime(std::int64_t t) {
     return t > -kLatestSane && t < kLatestSane;
@@ -51,7 +50,6 @@ std::int64_t toInt(const std::string& s, std::int64_t fallback) {
 // the server now only writes its text, a third of its work on a window).
 // What is not a time is out of range.
 std::int64_t timeField(const std::string& text, std::int64_t fallback) {
-    constexpr std::int64_t clamp = 9'000'000'000'000'000;
     const std::string_view s = text;
     if (s.empty())
         return fallback;
@@ -60,9 +58,9 @@ std::int64_t timeField(const std::string& text, std::int64_t fallback) {
         ec == std::errc{} && p == s.data() + s.size())
         return v;
     if (s == "infinity")
-        return clamp;
+        return kTimeClamp;
     if (s == "-infinity" || s.ends_with(" BC"))
-        return -clamp;
+        return -kTimeClamp;
     std::size_t pos = 0;
     const auto number = [&](std::size_t digits, int& out) {
         if (pos + digits > s.size())
@@ -80,16 +78,16 @@ std::int64_t timeField(const std::string& text, std::int64_t fallback) {
     while (yearDigits < s.size() && s[yearDigits] >= '0' && s[yearDigits] <= '9')
         ++yearDigits;
     if (yearDigits > 4)
-        return clamp; // past 9999
+        return kTimeClamp; // past 9999
     int y = 0, mo = 0, d = 0, h = 0, mi = 0, sec = 0;
     if (yearDigits != 4 || !number(4, y) || !expect('-') || !number(2, mo) || !expect('-') ||
         !number(2, d) || !expect(' ') || !number(2, h) || !expect(':') || !number(2, mi) ||
         !expect(':') || !number(2, sec))
-        return clamp;
+        return kTimeClamp;
     using namespace std::chrono;
     const year_month_day ymd{year{y}, month{unsigned(mo)}, day{unsigned(d)}};
     if (!ymd.ok() || h > 24 || mi > 59 || sec > 60)
-        return clamp;
+        return kTimeClamp;
     std::int64_t micros = 0;
     if (pos < s.size() && s[pos] == '.') {
         ++pos;
@@ -99,7 +97,7 @@ std::int64_t timeField(const std::string& text, std::int64_t fallback) {
             scale /= 10;
         }
         if (digits == 0 || digits > 6)
-            return clamp;
+            return kTimeClamp;
     }
     std::int64_t offset = 0; // seconds east of UTC
     if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
@@ -107,15 +105,15 @@ std::int64_t timeField(const std::string& text, std::int64_t fallback) {
         int oh = 0, om = 0, os = 0;
         if (!number(2, oh) || (pos < s.size() && (!expect(':') || !number(2, om))) ||
             (pos < s.size() && (!expect(':') || !number(2, os))))
-            return clamp;
+            return kTimeClamp;
         offset = sign * (oh * 3600 + om * 60 + os);
     }
     if (pos != s.size())
-        return clamp;
+        return kTimeClamp;
     const std::int64_t seconds = std::int64_t{sys_days{ymd}.time_since_epoch().count()} * 86'400 +
                                  h * 3600 + mi * 60 + sec - offset;
     const std::int64_t total = seconds * 1'000'000 + micros;
-    return total >= 0 ? (total + 500) / 1000 : -((-total + 500) / 1000);
+    return roundToMillis(total);
 }
 
 std::string quoteIdent(pqxx::connection& c, const std::string& name) {
@@ -387,7 +385,7 @@ struct PostgresSource::Impl {
     // (NaN and integers of any width clamped to +-9e15, which the row
     // readers treat as out of range).
     std::string millis(const std::string& q) const {
-        const std::string hi = kClamp, lo = std::string("-") + kClamp;
+        const std::string hi = std::to_string(kTimeClamp), lo = "-" + hi;
         switch (timeKinds.at(q)) {
         case TimeKind::TimestampTz:
         case TimeKind::Timestamp: // nominal time, taken as UTC
