@@ -259,6 +259,25 @@ void CallStore::append(std::uint32_t call, const CallEvent& e) {
     m_pool.at(c.eventsAt)[c.eventCount++] = e;
 }
 
+CallEvent* CallStore::placeEvents(std::uint32_t call, std::size_t count) {
+    CallState& c = m_calls[call];
+    if (count > UINT16_MAX) { // (cannot be: a store keeps at most as many)
+        m_counters.droppedEvents += static_cast<std::int64_t>(count - UINT16_MAX);
+        count = UINT16_MAX;
+    }
+    if (count == 0)
+        return nullptr;
+    // The smallest class that holds them: one allocation, where appending
+    // them one by one took a block of each size on the way (1, 2, 4, 8, …).
+    std::uint8_t k = 0;
+    while ((std::size_t{1} << k) < count)
+        ++k;
+    c.eventsAt = m_pool.allocate(k);
+    c.eventClass = k;
+    c.eventCount = static_cast<std::uint16_t>(count);
+    return m_pool.at(c.eventsAt);
+}
+
 std::uint32_t CallStore::instanceId(std::string_view name) {
     // A few names, one on nearly every event: most are settled by comparing
     // with the last one that fell in the same of 16 places, without hashing.
@@ -652,8 +671,8 @@ std::uint32_t CallStore::thaw(std::uint64_t at) {
     c.eventCount = 0;
     c.eventClass = EventPool::kNone;
     m_calls.push_back(c);
-    for (const CallEvent& ev : e.events)
-        append(i, ev);
+    if (CallEvent* to = placeEvents(i, e.events.size()))
+        std::copy_n(e.events.begin(), m_calls[i].eventCount, to);
     if (!e.digest.empty()) {
         const std::uint32_t d = m_digests.internStored(e.digest);
         setOwnDigest(i, d);
@@ -733,9 +752,12 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
         c.firstSource = inst(old.firstSource);
         c.eventCount = 0;
         c.eventClass = EventPool::kNone;
-        for (CallEvent e : events(i)) {
-            e.instance = std::min(inst(e.instance), kMaxInstanceId);
-            next.append(j, e);
+        const std::span<const CallEvent> from = events(i);
+        if (CallEvent* to = next.placeEvents(j, from.size())) {
+            std::copy_n(from.begin(), from.size(), to);
+            if (!sameInstances)
+                for (CallEvent& e : std::span(to, from.size()))
+                    e.instance = std::min(inst(e.instance), kMaxInstanceId);
         }
         if (old.digest)
             next.setOwnDigest(j, next.m_digests.internFrom(m_digests, old.digest));
