@@ -507,30 +507,62 @@ std::uint32_t CallStore::add(const ProbeObservation& o) {
 // told the call each one went to.
 template <typename Observation, typename Each>
 void CallStore::addAll(const ObservationList<Observation>& list, Each each) {
-    // With millions of calls, the tables' slots are cache misses, and so are
-    // the texts a reader thread decoded: the texts of an observation 16
-    // ahead are fetched, the slots of one 8 ahead looked up, while this one
-    // is added. The callId's hash from that lookup is kept for its turn.
-    // Half way, a callId the store surely does not have (a call's first
-    // observation, or one of a call that left) has its slot among the
-    // frozen calls fetched; the others, where their text is.
-    constexpr std::size_t kAhead = 8, kHalf = kAhead / 2;
+    // With millions of calls every step of adding an observation is a cache
+    // miss, each waiting for the one before: the callId's slot, its text,
+    // the call, the call's digest (where it is, then its text) and its
+    // events. They are fetched in stages for the observations ahead while
+    // this one is added: texts 16 ahead, the callId's slot 8 ahead, the call
+    // it most likely names (and its text's place) 4 ahead, that text, the
+    // digest's place and the events 2 ahead, the digest's text 1 ahead. The
+    // callId's hash is kept for its turn. A callId the store surely does not
+    // have (a call's first observation, or one of a call that left) has its
+    // slot among the frozen calls fetched, and its digest's slot.
+    // (A guess is only fetched by: adding checks everything again.)
+    constexpr std::size_t kAhead = 8;
     const bool frozen = m_frozen && m_frozen->size() > 0;
+    const std::size_t n = list.size();
     std::uint64_t hashes[kAhead];
-    for (std::size_t k = 0; k < kAhead && k < list.size(); ++k)
+    std::uint32_t guesses[kAhead] = {}; // call index + 1, 0 none
+    for (std::size_t k = 0; k < kAhead && k < n; ++k)
         hashes[k] = m_callIds.prefetch(list[k].callId);
-    for (std::size_t k = 0; k < list.size(); ++k) {
-        if (k + 2 * kAhead < list.size()) {
+    const auto guessed = [&](std::size_t at) -> const CallState* {
+        const std::uint32_t g = guesses[at % kAhead];
+        return g != 0 && g <= m_calls.size() ? &m_calls[g - 1] : nullptr;
+    };
+    for (std::size_t k = 0; k < n; ++k) {
+        if (k + 2 * kAhead < n) {
             __builtin_prefetch(list[k + 2 * kAhead].callId.data());
             __builtin_prefetch(list[k + 2 * kAhead].digest.data());
             if constexpr (requires { list[k].traceId; })
                 __builtin_prefetch(list[k + 2 * kAhead].traceId.data());
         }
-        if (k + kHalf < list.size() && !m_callIds.prefetchKept(hashes[(k + kHalf) % kAhead]) &&
-            frozen)
-            m_frozen->prefetch(FrozenCalls::Key::CallId, hashes[(k + kHalf) % kAhead]);
+        if (k + 4 < n) {
+            const std::size_t at = (k + 4) % kAhead;
+            guesses[at] = m_callIds.prefetchKept(hashes[at]);
+            if (guesses[at] != 0 && guesses[at] <= m_calls.size()) {
+                __builtin_prefetch(&m_calls[guesses[at] - 1]);
+            } else {
+                guesses[at] = 0;
+                if (frozen)
+                    m_frozen->prefetch(FrozenCalls::Key::CallId, hashes[at]);
+                m_digests.prefetch(list[k + 4].digest);
+            }
+        }
+        if (k + 2 < n)
+            if (const CallState* c = guessed(k + 2)) {
+                m_callIds.prefetchText(guesses[(k + 2) % kAhead]);
+                m_digests.prefetchWhere(c->digest);
+                if (c->eventCount) {
+                    const CallEvent* e = m_pool.at(c->eventsAt);
+                    __builtin_prefetch(e);
+                    __builtin_prefetch(e + c->eventCount, 1);
+                }
+            }
+        if (k + 1 < n)
+            if (const CallState* c = guessed(k + 1))
+                m_digests.prefetchText(c->digest);
         const std::uint64_t hash = hashes[k % kAhead];
-        if (k + kAhead < list.size()) {
+        if (k + kAhead < n) {
             hashes[k % kAhead] = m_callIds.prefetch(list[k + kAhead].callId);
             if constexpr (requires { list[k].traceId; })
                 prefetchTrace(list[k + kAhead].traceId);

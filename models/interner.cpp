@@ -134,17 +134,17 @@ std::string_view Interner::stored(std::uint32_t id) const {
     return {p + head, len};
 }
 
-bool Interner::prefetchKept(std::uint64_t hash) const {
+std::uint32_t Interner::prefetchKept(std::uint64_t hash) const {
     const std::size_t n = m_slots.size();
     if (n == 0)
-        return false;
+        return 0;
     const std::uint8_t tag = tagOf(hash);
     for (std::size_t i = slotFor(hash, n); m_tags[i] != 0; i = i + 1 == n ? 0 : i + 1)
         if (m_tags[i] == tag) {
             __builtin_prefetch(&m_offsets[m_slots[i]]);
-            return true;
+            return m_slots[i];
         }
-    return false;
+    return 0;
 }
 
 std::uint32_t Interner::lookup(std::string_view encoded, std::uint64_t hash,

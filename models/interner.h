@@ -35,9 +35,22 @@ public:
     std::uint64_t prefetch(std::string_view text) const;
     void prefetchFrom(const Interner& other, std::uint32_t id) const; // of internFrom
     // The second step of a prefetch, a few turns later (its slot is fetched
-    // by then): false when the text is surely not kept; else fetches where
-    // the text it may be is found.
-    bool prefetchKept(std::uint64_t hash) const;
+    // by then): 0 when the text is surely not kept; else the id it most
+    // likely has (the first whose tag matches), where that text is found
+    // being fetched.
+    std::uint32_t prefetchKept(std::uint64_t hash) const;
+    // The third: fetches the text of an id (where it is found was fetched).
+    void prefetchText(std::uint32_t id) const {
+        if (id != 0 && id < m_offsets.size()) {
+            const std::uint64_t at = m_offsets[id];
+            __builtin_prefetch(m_blocks[at >> 32].get() + (at & 0xffffffffu));
+        }
+    }
+    // Fetches where the text of an id is found.
+    void prefetchWhere(std::uint32_t id) const {
+        if (id < m_offsets.size())
+            __builtin_prefetch(&m_offsets[id]);
+    }
     std::uint32_t find(std::string_view text) const; // 0 when absent
     // A text as kept (a digest packed), and interning of that form: a copy
     // kept elsewhere comes back without unpacking and packing.
