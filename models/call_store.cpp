@@ -755,6 +755,7 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
     const std::size_t room = m_frozen ? std::max(keptCount, m_calls.size()) : keptCount;
     next.m_callIds.reserve(room);
     next.m_digests.reserve(room);
+    next.m_bizNos.reserve(std::min(room, m_bizNos.size()));
     std::vector<std::uint32_t> map(m_calls.size(), npos);
     std::vector<std::uint32_t> instanceMap(m_instances.size() + 1, UINT32_MAX);
     // Frozen calls name instances by id: while calls freeze, ids stay.
@@ -768,11 +769,36 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
             instanceMap[id] = next.m_instances.intern(m_instances.text(id));
         return instanceMap[id];
     };
-    for (std::uint32_t i = 0; i < m_calls.size(); ++i) {
-        if (!kept[i])
-            continue;
-        if (i + kAhead < m_calls.size())
-            next.m_callIds.prefetchFrom(m_callIds, i + kAhead + 1);
+    // Each kept call's texts go into the new tables and its events into the
+    // new pool: its digest's and bizNo's places, its events and its texts
+    // are fetched ahead in stages (see addAll), and the new tables' slots.
+    std::vector<std::uint32_t> keptList;
+    keptList.reserve(keptCount);
+    for (std::uint32_t i = 0; i < m_calls.size(); ++i)
+        if (kept[i])
+            keptList.push_back(i);
+    for (std::size_t x = 0; x < keptList.size(); ++x) {
+        if (x + 2 * kAhead < keptList.size()) {
+            const CallState& a = m_calls[keptList[x + 2 * kAhead]];
+            m_digests.prefetchWhere(a.digest);
+            m_bizNos.prefetchWhere(a.bizNo);
+            if (a.eventCount) {
+                __builtin_prefetch(m_pool.at(a.eventsAt));
+                __builtin_prefetch(m_pool.at(a.eventsAt) + a.eventCount - 1);
+            }
+        }
+        if (x + kAhead < keptList.size()) {
+            const std::uint32_t ahead = keptList[x + kAhead];
+            next.m_callIds.prefetchFrom(m_callIds, ahead + 1);
+            m_digests.prefetchText(m_calls[ahead].digest);
+            m_bizNos.prefetchText(m_calls[ahead].bizNo);
+        }
+        if (x + kAhead / 2 < keptList.size()) {
+            const CallState& a = m_calls[keptList[x + kAhead / 2]];
+            next.m_digests.prefetchFrom(m_digests, a.digest);
+            next.m_bizNos.prefetchFrom(m_bizNos, a.bizNo);
+        }
+        const std::uint32_t i = keptList[x];
         const CallState& old = m_calls[i];
         // The texts are copied as stored (a digest stays packed).
         const std::uint32_t j = next.m_callIds.internFrom(m_callIds, i + 1) - 1;
