@@ -230,7 +230,8 @@ struct PostgresSource::Impl {
     std::vector<CopyBinary> recordBinary, attemptBinary;
     std::string recordUpdated, recordCreated, attemptArrived, recordCallId, attemptCallId,
         attemptId;
-    bool attemptsFinish = false; // attempt.finished_at is mapped
+    std::string recordCallIdType, attemptCallIdType; // their SQL types (see idArrayCast)
+    bool attemptsFinish = false;                     // attempt.finished_at is mapped
 
     // The follow thread's own state.
     EpochMillis recordCursor = kNoTime, attemptCursor = kNoTime;
@@ -533,6 +534,7 @@ struct PostgresSource::Impl {
                               true);
         recordTable = quoteTable(c, r.table);
         recordCallId = column(rc, "record.call_id", r.callId, r.table);
+        recordCallIdType = rc.at(r.callId);
         recordCreated = timeColumn(rc, "record.created_at", r.createdAt, r.table);
         recordUpdated = timeColumn(rc, "record.updated_at", r.updatedAt, r.table);
         const std::string expire = timeColumn(rc, "record.expire_at", r.expireAt, r.table);
@@ -574,6 +576,7 @@ struct PostgresSource::Impl {
         attemptTable = quoteTable(c, a.table);
         attemptId = column(ac, "attempt.id", a.id, a.table);
         attemptCallId = column(ac, "attempt.call_id", a.callId, a.table);
+        attemptCallIdType = ac.at(a.callId);
         attemptArrived = timeColumn(ac, "attempt.arrived_at", a.arrivedAt, a.table);
         attemptPadded.clear();
         attemptSelect =
@@ -820,13 +823,24 @@ struct PostgresSource::Impl {
                std::to_string(kPageRows);
     }
     // The records, and the attempts in arrival order, of the callIds in `ids`
-    // (a quoted text[] literal).
+    // (a quoted array literal of texts).
     std::string recordsOfSql(const std::string& ids) const {
-        return recordSelect + " WHERE " + recordCallId + " = ANY(" + ids + ")";
+        return recordSelect + " WHERE " + recordCallId + " = ANY(" + ids +
+               idArrayCast(recordCallIdType) + ")";
     }
     std::string attemptsOfSql(const std::string& ids) const {
-        return attemptSelect + " WHERE " + attemptCallId + " = ANY(" + ids + ") ORDER BY " +
-               attemptArrived;
+        return attemptSelect + " WHERE " + attemptCallId + " = ANY(" + ids +
+               idArrayCast(attemptCallIdType) + ") ORDER BY " + attemptArrived;
+    }
+    // What an array of callIds is cast to for `= ANY`, given the column's
+    // type. A character(n) column compared with text[] is cast to text,
+    // which its index cannot serve: a lookup read the whole table. bpchar[]
+    // (no length: nothing is padded or cut) compares as the column does,
+    // trailing blanks aside, as its text cast would.
+    static std::string idArrayCast(const std::string& type) {
+        const bool blankPadded =
+            type == "bpchar" || type == "character" || type.rfind("character(", 0) == 0;
+        return blankPadded ? "::bpchar[]" : "::text[]";
     }
 
     // Reads every row with time >= from, in pages ordered by (time, id) that
@@ -1135,7 +1149,7 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
                                       : "an index on " + rel.name + " (" + cols + ")";
         };
         const RecordMapping& r = cfg.record;
-        const std::string probe = c.quote(textArray({"x"})) + "::text[]"; // only the plan is asked
+        const std::string probe = c.quote(textArray({"x"})); // only the plan is asked
         PostgresCheck::Relation& record = out.relations.front();
         record.windowRead = m->recordBinary.empty() ? "text COPY" : "binary COPY";
         if (am.enabled)
@@ -1317,7 +1331,7 @@ ObservationBatch PostgresSource::fetchCalls(const std::vector<std::string>& call
                     callIds.begin() + static_cast<std::ptrdiff_t>(i),
                     callIds.begin() +
                         static_cast<std::ptrdiff_t>(std::min(callIds.size(), i + 5000)));
-                const std::string arr = c.quote(textArray(part)) + "::text[]";
+                const std::string arr = c.quote(textArray(part));
                 m->query(c, m->recordsOfSql(arr), batch, &Impl::addRecord);
                 if (!m->attemptSelect.empty())
                     m->query(c, m->attemptsOfSql(arr), batch, &Impl::addAttempt);

@@ -491,6 +491,7 @@ TEST(PostgresIngest, CharacterColumnsComeOutTrimmedAsTheirTextCastWould) {
          "CREATE TABLE att (id bigserial PRIMARY KEY, call_id character(40), "
          "request_digest character(80), source_instance character(30), trace_id character(20), "
          "outcome character(24), arrived_at timestamptz, finished_at timestamptz);"
+         "CREATE INDEX ON att (call_id, arrived_at);"
          "INSERT INTO rec VALUES ('padded-1', 'abc', 'SUCCESS', NULL, 'api-1', 1, "
          "now() - interval '1 min', now() - interval '1 min', now() + interval '1 day');"
          "INSERT INTO att (call_id, request_digest, source_instance, trace_id, outcome, "
@@ -530,9 +531,19 @@ TEST(PostgresIngest, CharacterColumnsComeOutTrimmedAsTheirTextCastWould) {
     }
     expectTrimmed(source.fetchCalls({"padded-1"}, &cancel));
     const PostgresCheck check = source.check(5);
-    expectTrimmed(check.sample);            // (check's sample, decoded as callscope reads)
-    for (const auto& rel : check.relations) // (the window above was read in binary)
+    expectTrimmed(check.sample);              // (check's sample, decoded as callscope reads)
+    for (const auto& rel : check.relations) { // (the window above was read in binary)
         EXPECT_EQ(rel.windowRead, "binary COPY") << rel.key;
+        // A lookup by callId uses the character(n) column's index (compared
+        // with text[], the column was cast to text and the table read whole).
+        bool lookup = false;
+        for (const auto& a : rel.access)
+            if (a.what.rfind("lookup:", 0) == 0) {
+                lookup = true;
+                EXPECT_TRUE(a.indexed) << rel.key << ": " << a.what << " (" << a.plan << ")";
+            }
+        EXPECT_TRUE(lookup) << rel.key;
+    }
     CollectingSink sink;
     Follower f(source, sink);
     ASSERT_TRUE(
