@@ -456,12 +456,17 @@ struct PostgresSource::Impl {
     // work on a 1M-row window). Such a column is read bare and its field
     // (`field`) trimmed as PostgreSQL would (trimPadded).
     std::string textOf(const std::string& q, std::vector<std::size_t>& padded, std::size_t field) {
-        const std::string& type = sqlTypes.at(q);
-        if (type.rfind("character(", 0) == 0 || type == "character" || type == "bpchar") {
+        if (blankPadded(sqlTypes.at(q))) {
             padded.push_back(field);
             return q;
         }
         return q + "::text";
+    }
+    // character(n) as format_type names it (bpchar: no length); not an
+    // array of it. (A domain over it is named as the domain: read as text.)
+    static bool blankPadded(const std::string& type) {
+        return (type.rfind("character(", 0) == 0 || type == "character" || type == "bpchar") &&
+               !type.ends_with("[]");
     }
     static void trimPadded(std::vector<std::string>& f, const std::vector<std::size_t>& padded) {
         for (const std::size_t i : padded) {
@@ -836,11 +841,9 @@ struct PostgresSource::Impl {
     // type. A character(n) column compared with text[] is cast to text,
     // which its index cannot serve: a lookup read the whole table. bpchar[]
     // (no length: nothing is padded or cut) compares as the column does,
-    // trailing blanks aside, as its text cast would.
+    // ignoring trailing blanks, as the trimmed text callscope reads.
     static std::string idArrayCast(const std::string& type) {
-        const bool blankPadded =
-            type == "bpchar" || type == "character" || type.rfind("character(", 0) == 0;
-        return blankPadded ? "::bpchar[]" : "::text[]";
+        return blankPadded(type) ? "::bpchar[]" : "::text[]";
     }
 
     // Reads every row with time >= from, in pages ordered by (time, id) that

@@ -3,6 +3,7 @@
 #include "models/frozen_calls.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace callscope {
 
@@ -259,23 +260,25 @@ void CallStore::append(std::uint32_t call, const CallEvent& e) {
     m_pool.at(c.eventsAt)[c.eventCount++] = e;
 }
 
-CallEvent* CallStore::placeEvents(std::uint32_t call, std::size_t count) {
+std::span<CallEvent> CallStore::setEvents(std::uint32_t call, std::span<const CallEvent> events) {
     CallState& c = m_calls[call];
+    std::size_t count = events.size();
     if (count > UINT16_MAX) { // (cannot be: a store keeps at most as many)
         m_counters.droppedEvents += static_cast<std::int64_t>(count - UINT16_MAX);
         count = UINT16_MAX;
     }
+    c.eventCount = static_cast<std::uint16_t>(count);
+    c.eventClass = EventPool::kNone;
     if (count == 0)
-        return nullptr;
+        return {};
     // The smallest class that holds them: one allocation, where appending
     // them one by one took a block of each size on the way (1, 2, 4, 8, …).
-    std::uint8_t k = 0;
-    while ((std::size_t{1} << k) < count)
-        ++k;
+    const auto k = static_cast<std::uint8_t>(std::bit_width(count - 1));
     c.eventsAt = m_pool.allocate(k);
     c.eventClass = k;
-    c.eventCount = static_cast<std::uint16_t>(count);
-    return m_pool.at(c.eventsAt);
+    CallEvent* to = m_pool.at(c.eventsAt);
+    std::copy_n(events.begin(), count, to);
+    return {to, count};
 }
 
 std::uint32_t CallStore::instanceId(std::string_view name) {
@@ -517,7 +520,7 @@ void CallStore::addAll(const ObservationList<Observation>& list, Each each) {
     // callId's hash is kept for its turn. A callId the store surely does not
     // have (a call's first observation, or one of a call that left) has its
     // slot among the frozen calls fetched, and its digest's slot.
-    // (A guess is only fetched by: adding checks everything again.)
+    // (A guess only steers what is fetched: adding looks everything up again.)
     constexpr std::size_t kAhead = 8;
     const bool frozen = m_frozen && m_frozen->size() > 0;
     const std::size_t n = list.size();
@@ -703,8 +706,7 @@ std::uint32_t CallStore::thaw(std::uint64_t at) {
     c.eventCount = 0;
     c.eventClass = EventPool::kNone;
     m_calls.push_back(c);
-    if (CallEvent* to = placeEvents(i, e.events.size()))
-        std::copy_n(e.events.begin(), m_calls[i].eventCount, to);
+    setEvents(i, e.events);
     if (!e.digest.empty()) {
         const std::uint32_t d = m_digests.internStored(e.digest);
         setOwnDigest(i, d);
@@ -744,10 +746,11 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
     constexpr std::uint32_t kAhead = 8;
     // The kept calls are counted first and the id tables sized for them: they
     // are not rehashed again and again as they fill.
-    std::vector<std::uint8_t> kept(m_calls.size(), 0);
-    std::size_t keptCount = 0;
+    std::vector<std::uint32_t> keptList;
     for (std::uint32_t i = 0; i < m_calls.size(); ++i)
-        keptCount += kept[i] = keep(i) ? 1 : 0;
+        if (keep(i))
+            keptList.push_back(i);
+    const std::size_t keptCount = keptList.size();
     CallStore next;
     // While a window loads, sized for as many calls as now: the store fills
     // up again before the next compaction, and growing the tables rehashes
@@ -772,11 +775,6 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
     // Each kept call's texts go into the new tables and its events into the
     // new pool: its digest's and bizNo's places, its events and its texts
     // are fetched ahead in stages (see addAll), and the new tables' slots.
-    std::vector<std::uint32_t> keptList;
-    keptList.reserve(keptCount);
-    for (std::uint32_t i = 0; i < m_calls.size(); ++i)
-        if (kept[i])
-            keptList.push_back(i);
     for (std::size_t x = 0; x < keptList.size(); ++x) {
         if (x + 2 * kAhead < keptList.size()) {
             const CallState& a = m_calls[keptList[x + 2 * kAhead]];
@@ -808,15 +806,9 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
         c.digest = 0;
         c.bizNo = 0;
         c.firstSource = inst(old.firstSource);
-        c.eventCount = 0;
-        c.eventClass = EventPool::kNone;
-        const std::span<const CallEvent> from = events(i);
-        if (CallEvent* to = next.placeEvents(j, from.size())) {
-            std::copy_n(from.begin(), from.size(), to);
+        for (CallEvent& e : next.setEvents(j, events(i)))
             if (!sameInstances)
-                for (CallEvent& e : std::span(to, from.size()))
-                    e.instance = std::min(inst(e.instance), kMaxInstanceId);
-        }
+                e.instance = std::min(inst(e.instance), kMaxInstanceId);
         if (old.digest)
             next.setOwnDigest(j, next.m_digests.internFrom(m_digests, old.digest));
         if (const auto it = m_extraDigests.find(i); it != m_extraDigests.end())

@@ -258,9 +258,9 @@ private:
     void setBizNo(std::uint32_t call, std::uint32_t bizNoId);
     static std::int32_t toDt(const CallState& c, EpochMillis t);
     void append(std::uint32_t call, const CallEvent& e);
-    // Room for a call's `count` events at once (it has none yet); they are
-    // written there. Null for none.
-    CallEvent* placeEvents(std::uint32_t call, std::size_t count);
+    // A call's events, all at once (it has none yet): their copies, for the
+    // caller to amend.
+    std::span<CallEvent> setEvents(std::uint32_t call, std::span<const CallEvent> events);
     std::span<CallEvent> mutableEvents(std::uint32_t i) {
         CallState& c = m_calls[i];
         if (c.eventCount == 0)
