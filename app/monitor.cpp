@@ -62,7 +62,7 @@ void Monitor::deliver(ObservationBatch&& batch) {
     const std::thread::id model = m_modelThread.load();
     if (model != std::thread::id{} && model != std::this_thread::get_id())
         m_queueSpace.wait(lock,
-                          [&] { return m_queued < kMaxQueued || m_stop || m_droppingDeliveries; });
+                          [&] { return m_queued < m_queueRoom || m_stop || m_droppingDeliveries; });
     if (m_droppingDeliveries) {
         // A failed window load is stopping its readers: what they still
         // deliver belongs to it, and goes (after the lock is released).
@@ -523,8 +523,20 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         // Until a batch comes (a reader held by a full queue waits for this
         // thread: it does not sleep while there is work), or 20 ms.
         std::unique_lock lock(m_mutex);
+        // A release holds this thread for a time that grows with the store
+        // (80-100 ms at 200k calls), and the readers with it once the queue
+        // is full: the queue may hold as many observations as the store holds
+        // calls, so that they read on meanwhile. Memory holds them in
+        // proportion to the store, not to the window. (5M calls: 22-25 s ->
+        // 20.6-20.8 s, with librdkafka's prefetch halved to keep the 1M
+        // scan's peak; twice the store: 19.1-19.6 s, but 50 MiB more at 1M.)
+        m_queueRoom = std::max(kMaxQueued, m_store.size());
         m_queueFilled.wait_for(lock, std::chrono::milliseconds(20),
                                [&] { return !m_queue.empty() || running == 0; });
+    }
+    {
+        std::lock_guard lock(m_mutex);
+        m_queueRoom = kMaxQueued;
     }
     pg.join();
     kafka.join();

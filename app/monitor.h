@@ -127,8 +127,9 @@ public:
     }
     bool probes() const { return m_probe != nullptr; }
     // Observations waiting for the model thread. A source delivering while
-    // more than kMaxQueued wait is held until there is room (backpressure:
-    // the queue no longer grows while the model thread is busy).
+    // more than kMaxQueued wait (while a window loads, as many as the store
+    // holds calls) is held until there is room (backpressure: the queue no
+    // longer grows while the model thread is busy).
     std::size_t queued();
     static constexpr std::size_t kMaxQueued = 50'000;
     std::vector<SourceHealth> healthChanges(); // since the last call
@@ -209,8 +210,9 @@ private:
 
     std::mutex m_mutex; // guards the queue, health and coverage below
     std::deque<ObservationBatch> m_queue;
-    std::size_t m_queued = 0;          // observations and rejections in m_queue
-    bool m_droppingDeliveries = false; // a failed window load stops its readers
+    std::size_t m_queueRoom = kMaxQueued; // more while a window loads (see loadWindow)
+    std::size_t m_queued = 0;             // observations and rejections in m_queue
+    bool m_droppingDeliveries = false;    // a failed window load stops its readers
     std::condition_variable m_queueSpace;
     std::condition_variable m_queueFilled; // a batch came (a window load's model loop waits)
     // Batches applied, freed by the next source to deliver (on its thread,

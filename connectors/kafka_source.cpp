@@ -181,15 +181,17 @@ struct KafkaSource::Impl {
             rd_kafka_conf_set(conf, "max.partition.fetch.bytes", "262144", err, sizeof err);
         if (use == Use::Window) {
             // What a window read holds in prefetch. A partition's queue stops
-            // its fetcher at 1 MiB (32 MiB in all for many partitions, 256 KiB
-            // at least); since the reader wakes librdkafka's broker thread when
-            // it runs dry, bigger queues no longer read faster. Messages keep
-            // their whole fetch response alive, so responses are kept small
-            // too: 1 MiB, 256 KiB of a partition. (4 MiB queues and librdkafka's
-            // 50 MiB responses held 240 MiB during a 1M-call scan, these about
-            // 60 MiB, as fast.)
-            const std::size_t kib = std::clamp<std::size_t>(
-                32 * 1024 / std::max<std::size_t>(partitions, 1), 256, 1024);
+            // its fetcher at 512 KiB (16 MiB in all for many partitions, 256
+            // KiB at least); since the reader wakes librdkafka's broker thread
+            // when it runs dry, bigger queues no longer read faster. Messages
+            // keep their whole fetch response alive, so responses are kept
+            // small too: 1 MiB, 256 KiB of a partition. (4 MiB queues and
+            // librdkafka's 50 MiB responses held 240 MiB during a 1M-call
+            // scan, 1 MiB queues about 60 MiB, as fast; 512 KiB ones 10 MiB
+            // less again, as fast, and the window's decoded queue uses that
+            // room better: see Monitor::loadWindow. 256 KiB ones read slower.)
+            const std::size_t kib =
+                std::clamp<std::size_t>(16 * 1024 / std::max<std::size_t>(partitions, 1), 256, 512);
             const std::pair<const char*, std::string> window[] = {
                 {"queued.max.messages.kbytes", std::to_string(kib)},
                 {"fetch.max.bytes", "1048576"},
