@@ -703,10 +703,8 @@ std::uint32_t CallStore::thaw(std::uint64_t at) {
     CallState c = e.state;
     c.digest = 0;
     c.bizNo = 0;
-    c.eventCount = 0;
-    c.eventClass = EventPool::kNone;
     m_calls.push_back(c);
-    setEvents(i, e.events);
+    setEvents(i, e.events); // (its own count and block)
     if (!e.digest.empty()) {
         const std::uint32_t d = m_digests.internStored(e.digest);
         setOwnDigest(i, d);
