@@ -448,6 +448,10 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
             monitor.m_queued = 0;
         }
         ~JoinReaders() {
+            {
+                std::lock_guard lock(monitor.m_mutex);
+                monitor.m_queueRoom = kMaxQueued; // (however the load ends)
+            }
             if (!pg.joinable() && !kafka.joinable())
                 return;
             stop = true;
@@ -536,10 +540,6 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         m_queueRoom = std::max(kMaxQueued, std::min(m_store.size(), budget));
         m_queueFilled.wait_for(lock, std::chrono::milliseconds(20),
                                [&] { return !m_queue.empty() || running == 0; });
-    }
-    {
-        std::lock_guard lock(m_mutex);
-        m_queueRoom = kMaxQueued;
     }
     pg.join();
     kafka.join();

@@ -555,11 +555,7 @@ void CallStore::addAll(const ObservationList<Observation>& list, Each each) {
             if (const CallState* c = guessed(k + 2)) {
                 m_callIds.prefetchText(guesses[(k + 2) % kAhead]);
                 m_digests.prefetchWhere(c->digest);
-                if (c->eventCount) {
-                    const CallEvent* e = m_pool.at(c->eventsAt);
-                    __builtin_prefetch(e);
-                    __builtin_prefetch(e + c->eventCount, 1);
-                }
+                prefetchEvents(*c);
             }
         if (k + 1 < n)
             if (const CallState* c = guessed(k + 1))
@@ -778,10 +774,7 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
             const CallState& a = m_calls[keptList[x + 2 * kAhead]];
             m_digests.prefetchWhere(a.digest);
             m_bizNos.prefetchWhere(a.bizNo);
-            if (a.eventCount) {
-                __builtin_prefetch(m_pool.at(a.eventsAt));
-                __builtin_prefetch(m_pool.at(a.eventsAt) + a.eventCount - 1);
-            }
+            prefetchEvents(a);
         }
         if (x + kAhead < keptList.size()) {
             const std::uint32_t ahead = keptList[x + kAhead];
