@@ -326,16 +326,28 @@ struct PostgresSource::Impl {
     }
 
     // Column name -> SQL type, for a table; empty when the table is missing.
+    // A column of a domain has the type the domain is over (through domains
+    // over domains), with its length: a domain over character(n) is read and
+    // looked up as one (its index used), a domain over timestamptz or bigint
+    // is a time column like its base.
     std::map<std::string, std::string> columnsOf(pqxx::connection& c, const std::string& table) {
         pqxx::nontransaction w(c);
         std::map<std::string, std::string> cols;
         try {
-            for (const auto& row : w.exec(
-                     "SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
-                     "WHERE a.attrelid = " +
-                     w.quote(quoteTable(c, table)) +
-                     "::regclass AND a.attnum > 0 AND "
-                     "NOT a.attisdropped"))
+            for (const auto& row :
+                 w.exec("SELECT a.attname, format_type(coalesce(d.base, a.atttypid), "
+                        "coalesce(d.typmod, a.atttypmod)) FROM pg_attribute a LEFT JOIN LATERAL ("
+                        "WITH RECURSIVE chain(base, typmod, depth) AS ("
+                        "SELECT t.typbasetype, t.typtypmod, 1 FROM pg_type t "
+                        "WHERE t.oid = a.atttypid AND t.typtype = 'd' UNION ALL "
+                        "SELECT t.typbasetype, CASE WHEN chain.typmod >= 0 THEN chain.typmod "
+                        "ELSE t.typtypmod END, chain.depth + 1 FROM chain JOIN pg_type t "
+                        "ON t.oid = chain.base AND t.typtype = 'd' WHERE chain.depth < 32) "
+                        "SELECT base, typmod FROM chain ORDER BY depth DESC LIMIT 1) d ON true "
+                        "WHERE a.attrelid = " +
+                        w.quote(quoteTable(c, table)) +
+                        "::regclass AND a.attnum > 0 AND "
+                        "NOT a.attisdropped"))
                 cols[row[0].as<std::string>()] = row[1].as<std::string>();
         } catch (const pqxx::sql_error&) {
         }
@@ -462,8 +474,8 @@ struct PostgresSource::Impl {
         }
         return q + "::text";
     }
-    // character(n) as format_type names it (bpchar: no length); not an
-    // array of it. (A domain over it is named as the domain: read as text.)
+    // character(n) as format_type names it (bpchar: no length), or a domain
+    // over it (columnsOf names the base); not an array of it.
     static bool blankPadded(const std::string& type) {
         return (type.rfind("character(", 0) == 0 || type == "character" || type == "bpchar") &&
                !type.ends_with("[]");

@@ -481,22 +481,14 @@ TEST(PostgresIngest, ACancelledLookupStopsOnTheServer) {
 // fifth of a window's read) and trimmed here as that cast would: callIds,
 // digests, instances and words come out as written, in a window's read, in
 // the follow feed's pages and in a lookup by callId.
-TEST(PostgresIngest, CharacterColumnsComeOutTrimmedAsTheirTextCastWould) {
-    const TestStack s = TestStack::fresh("pg_bpchar");
+static void expectPaddedColumnsReadTrimmed(const std::string& database, const std::string& tables) {
+    const TestStack s = TestStack::fresh(database);
     exec(s.dsn,
-         "CREATE TABLE rec (call_id character(40) PRIMARY KEY, request_digest character(80), "
-         "status character(12), result_snapshot text, first_source character(30), "
-         "lock_version int, created_at timestamptz, updated_at timestamptz, "
-         "expire_at timestamptz);"
-         "CREATE TABLE att (id bigserial PRIMARY KEY, call_id character(40), "
-         "request_digest character(80), source_instance character(30), trace_id character(20), "
-         "outcome character(24), arrived_at timestamptz, finished_at timestamptz);"
-         "CREATE INDEX ON att (call_id, arrived_at);"
-         "INSERT INTO rec VALUES ('padded-1', 'abc', 'SUCCESS', NULL, 'api-1', 1, "
-         "now() - interval '1 min', now() - interval '1 min', now() + interval '1 day');"
-         "INSERT INTO att (call_id, request_digest, source_instance, trace_id, outcome, "
-         "arrived_at, finished_at) VALUES ('padded-1', 'abc', 'api-1', 't-1', 'EXECUTED', "
-         "now() - interval '1 min', now() - interval '1 min')");
+         tables + "INSERT INTO rec VALUES ('padded-1', 'abc', 'SUCCESS', NULL, 'api-1', 1, "
+                  "now() - interval '1 min', now() - interval '1 min', now() + interval '1 day');"
+                  "INSERT INTO att (call_id, request_digest, source_instance, trace_id, outcome, "
+                  "arrived_at, finished_at) VALUES ('padded-1', 'abc', 'api-1', 't-1', 'EXECUTED', "
+                  "now() - interval '1 min', now() - interval '1 min')");
     const auto expectTrimmed = [](const ObservationBatch& b) {
         ASSERT_EQ(b.records.size(), 1u);
         EXPECT_EQ(b.records[0].callId, "padded-1");
@@ -551,4 +543,31 @@ TEST(PostgresIngest, CharacterColumnsComeOutTrimmedAsTheirTextCastWould) {
     std::lock_guard lock(sink.mutex);
     EXPECT_EQ(sink.records["padded-1"].digest, "abc");
     EXPECT_EQ(sink.attempts.front().sourceInstance, "api-1");
+}
+
+TEST(PostgresIngest, CharacterColumnsComeOutTrimmedAsTheirTextCastWould) {
+    expectPaddedColumnsReadTrimmed(
+        "pg_bpchar",
+        "CREATE TABLE rec (call_id character(40) PRIMARY KEY, request_digest character(80), "
+        "status character(12), result_snapshot text, first_source character(30), "
+        "lock_version int, created_at timestamptz, updated_at timestamptz, "
+        "expire_at timestamptz);"
+        "CREATE TABLE att (id bigserial PRIMARY KEY, call_id character(40), "
+        "request_digest character(80), source_instance character(30), trace_id character(20), "
+        "outcome character(24), arrived_at timestamptz, finished_at timestamptz);"
+        "CREATE INDEX ON att (call_id, arrived_at);");
+}
+
+TEST(PostgresIngest, DomainColumnsAreReadAsTheTypesTheyAreOver) {
+    expectPaddedColumnsReadTrimmed(
+        "pg_domains",
+        "CREATE DOMAIN call_id_t AS character(40); CREATE DOMAIN order_call_id AS call_id_t;"
+        "CREATE DOMAIN utc_time AS timestamptz; CREATE DOMAIN word AS character(24);"
+        "CREATE TABLE rec (call_id order_call_id PRIMARY KEY, request_digest character(80), "
+        "status word, result_snapshot text, first_source character(30), "
+        "lock_version int, created_at utc_time, updated_at utc_time, expire_at utc_time);"
+        "CREATE TABLE att (id bigserial PRIMARY KEY, call_id call_id_t, "
+        "request_digest character(80), source_instance character(30), trace_id character(20), "
+        "outcome word, arrived_at utc_time, finished_at utc_time);"
+        "CREATE INDEX ON att (call_id, arrived_at);");
 }
