@@ -8,7 +8,9 @@ namespace callscope {
 
 namespace {
 
-// An entry: a header, the call's state, its events, then its texts.
+// An entry: a header, its texts, then the call's state and its events packed
+// (see packCall): a healthy call's six to eight events take 4 to 6 bytes each
+// instead of 12, its state about 15 instead of 40.
 struct Header {
     std::uint8_t alive;
     std::uint8_t extraDigests;
@@ -17,7 +19,101 @@ struct Header {
 static_assert(sizeof(Header) == 8);
 
 constexpr std::size_t kBlockBytes = std::size_t{1} << 20;
-constexpr std::size_t kEventsAt = sizeof(Header) + sizeof(CallState);
+
+// Varints (7 bits a byte, low first); signed values zigzagged.
+constexpr std::size_t kMaxVarint = 10;
+char* putVarint(char* q, std::uint64_t v) {
+    while (v >= 0x80) {
+        *q++ = static_cast<char>(v | 0x80);
+        v >>= 7;
+    }
+    *q++ = static_cast<char>(v);
+    return q;
+}
+const char* getVarint(const char* q, std::uint64_t& v) {
+    v = 0;
+    for (int shift = 0;; shift += 7) {
+        const auto b = static_cast<std::uint8_t>(*q++);
+        v |= std::uint64_t{b & 0x7fu} << shift;
+        if (b < 0x80 || shift >= 63)
+            return q;
+    }
+}
+std::uint64_t zigzag(std::int64_t v) {
+    return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+std::int64_t unzigzag(std::uint64_t v) {
+    return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
+}
+
+// The most a call's state and `events` events take packed.
+constexpr std::size_t kMaxPackedState = 12 * kMaxVarint;
+constexpr std::size_t kMaxPackedEvent = 1 + 4 * kMaxVarint;
+
+// A call's state and events, packed. What the store sets again when it
+// takes the call back (its digest and bizNo ids, where its events are) is
+// not kept. Each event: a byte of its type, code, flags and whether it
+// carries the call's own digest; its digest slot when it does not; its time
+// after the event before it, its aux and its instance as varints.
+char* packCall(char* q, const CallState& c, std::span<const CallEvent> events) {
+    static_assert(sizeof(CallState) == 40, "a field was added to CallState: pack it here");
+    q = putVarint(q, c.baseSec);
+    q = putVarint(q, c.firstSource);
+    q = putVarint(q, zigzag(c.created));
+    q = putVarint(q, zigzag(c.updated));
+    q = putVarint(q, zigzag(c.expireSec));
+    q = putVarint(q, c.lockVersion);
+    *q++ = static_cast<char>(c.record);
+    *q++ = static_cast<char>(c.caller);
+    *q++ = static_cast<char>(c.flags);
+    q = putVarint(q, events.size());
+    std::int64_t before = 0;
+    for (const CallEvent& e : events) {
+        const bool ownDigest = e.digestSlot == 1;
+        *q++ = static_cast<char>(static_cast<unsigned>(e.type) | e.code << 2 | e.flags << 5 |
+                                 (ownDigest ? 0x80u : 0u));
+        if (!ownDigest)
+            q = putVarint(q, e.digestSlot);
+        q = putVarint(q, zigzag(std::int64_t{e.dt} - before));
+        before = e.dt;
+        q = putVarint(q, zigzag(e.aux));
+        q = putVarint(q, e.instance);
+    }
+    return q;
+}
+
+const char* unpackCall(const char* q, CallState& c, std::vector<CallEvent>& events) {
+    std::uint64_t v = 0;
+    c = CallState{};
+    q = getVarint(q, v), c.baseSec = static_cast<std::uint32_t>(v);
+    q = getVarint(q, v), c.firstSource = static_cast<std::uint32_t>(v);
+    q = getVarint(q, v), c.created = static_cast<std::int32_t>(unzigzag(v));
+    q = getVarint(q, v), c.updated = static_cast<std::int32_t>(unzigzag(v));
+    q = getVarint(q, v), c.expireSec = static_cast<std::int32_t>(unzigzag(v));
+    q = getVarint(q, v), c.lockVersion = static_cast<std::uint16_t>(v);
+    c.record = static_cast<std::uint8_t>(*q++);
+    c.caller = static_cast<std::uint8_t>(*q++);
+    c.flags = static_cast<std::uint8_t>(*q++);
+    q = getVarint(q, v);
+    events.resize(v);
+    std::int64_t before = 0;
+    for (CallEvent& e : events) {
+        const auto b = static_cast<std::uint8_t>(*q++);
+        std::uint64_t slot = 1, dt = 0, aux = 0, instance = 0;
+        if (!(b & 0x80))
+            q = getVarint(q, slot);
+        q = getVarint(q, dt);
+        q = getVarint(q, aux);
+        q = getVarint(q, instance);
+        before += unzigzag(dt);
+        e = makeEvent(static_cast<std::int32_t>(before), static_cast<EventType>(b & 3),
+                      static_cast<std::uint8_t>(b >> 2 & 7), static_cast<std::uint8_t>(slot),
+                      static_cast<std::uint8_t>(b >> 5 & 3), static_cast<std::uint32_t>(instance),
+                      static_cast<std::int32_t>(unzigzag(aux)));
+    }
+    c.eventCount = static_cast<std::uint16_t>(events.size());
+    return q;
+}
 
 // The slot of a hash, from its high half only (as a slot's tag keeps it).
 std::size_t slotFor(std::uint64_t hash, std::size_t size) {
@@ -54,30 +150,23 @@ bool FrozenCalls::add(const Entry& e, EpochMillis firstAt) {
         return false;
     Header h{1, static_cast<std::uint8_t>(std::min<std::size_t>(e.extraDigests.size(), 255)),
              length16(e.callId), length16(e.digest), length16(e.bizNo)};
-    std::size_t bytes = kEventsAt + e.events.size() * sizeof(CallEvent) + h.callIdLength +
-                        h.digestLength + h.bizNoLength;
+    std::size_t texts = h.callIdLength + h.digestLength + h.bizNoLength;
     for (std::size_t k = 0; k < h.extraDigests; ++k)
-        bytes += 2 + length16(e.extraDigests[k]);
-    bytes = (bytes + 3) & ~std::size_t{3}; // events stay 4-byte aligned
-    if (m_blocks.empty() || m_blocks.back().used + bytes > m_blocks.back().size) {
+        texts += 2 + length16(e.extraDigests[k]);
+    // Room for the most the entry can take; what it does not is used next.
+    const std::size_t most = sizeof h + texts + kMaxPackedState + e.events.size() * kMaxPackedEvent;
+    if (m_blocks.empty() || m_blocks.back().used + most > m_blocks.back().size) {
         Block b;
-        b.size = std::max(bytes, kBlockBytes);
+        b.size = std::max(most, kBlockBytes);
         b.bytes = std::make_unique<char[]>(b.size);
         m_bytes += b.size;
         m_blocks.push_back(std::move(b));
     }
     Block& b = m_blocks.back();
     const std::uint64_t at = (m_firstBlock + m_blocks.size() - 1) << 32 | b.used;
-    char* p = b.bytes.get() + b.used;
-    b.used += bytes;
-    b.live++;
-    b.latestFirst = std::max(b.latestFirst, firstAt);
-    CallState state = e.state;
-    state.eventCount = static_cast<std::uint16_t>(e.events.size());
+    char* const p = b.bytes.get() + b.used;
     std::memcpy(p, &h, sizeof h);
-    std::memcpy(p + sizeof h, &state, sizeof state);
-    std::memcpy(p + kEventsAt, e.events.data(), e.events.size() * sizeof(CallEvent));
-    char* q = p + kEventsAt + e.events.size() * sizeof(CallEvent);
+    char* q = p + sizeof h;
     const auto put = [&q](std::string_view s, std::uint16_t n) {
         std::memcpy(q, s.data(), n);
         q += n;
@@ -91,6 +180,10 @@ bool FrozenCalls::add(const Entry& e, EpochMillis firstAt) {
         q += 2;
         put(e.extraDigests[k], n);
     }
+    q = packCall(q, e.state, e.events.first(std::min<std::size_t>(e.events.size(), UINT16_MAX)));
+    b.used += static_cast<std::size_t>(q - p);
+    b.live++;
+    b.latestFirst = std::max(b.latestFirst, firstAt);
     ++m_live;
     const auto entry = static_cast<std::uint32_t>(m_firstEntry + m_positions.size());
     m_positions.push_back(at);
@@ -116,9 +209,7 @@ FrozenCalls::Entry FrozenCalls::read(std::uint64_t at) const {
     Header h;
     std::memcpy(&h, p, sizeof h);
     Entry e;
-    std::memcpy(&e.state, p + sizeof h, sizeof e.state);
-    e.events = {reinterpret_cast<const CallEvent*>(p + kEventsAt), e.state.eventCount};
-    const char* q = p + kEventsAt + e.state.eventCount * sizeof(CallEvent);
+    const char* q = p + sizeof h;
     e.callId = {q, h.callIdLength};
     q += h.callIdLength;
     e.digest = {q, h.digestLength};
@@ -131,6 +222,8 @@ FrozenCalls::Entry FrozenCalls::read(std::uint64_t at) const {
         e.extraDigests.emplace_back(q + 2, n);
         q += 2 + n;
     }
+    unpackCall(q, e.state, m_read);
+    e.events = m_read;
     return e;
 }
 
@@ -138,9 +231,7 @@ std::string_view FrozenCalls::keyText(std::uint64_t at, Key key) const {
     const char* p = bytesAt(at);
     Header h;
     std::memcpy(&h, p, sizeof h);
-    std::uint16_t events = 0;
-    std::memcpy(&events, p + sizeof h + offsetof(CallState, eventCount), 2);
-    const char* q = p + kEventsAt + events * sizeof(CallEvent);
+    const char* q = p + sizeof h;
     if (key == Key::CallId)
         return {q, h.callIdLength};
     q += h.callIdLength;

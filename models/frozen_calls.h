@@ -22,7 +22,9 @@ class FrozenCalls {
 public:
     enum class Key : std::uint8_t { CallId, Digest, BizNo };
 
-    // A call as packed: texts in their interners' stored form, events as kept.
+    // A call as given to add and as read back: texts in their interners'
+    // stored form, events as the store keeps them. (Packed in between: the
+    // store's handles, digest and bizNo ids are not kept.)
     struct Entry {
         std::string_view callId, digest, bizNo;
         std::vector<std::string_view> extraDigests;
@@ -53,6 +55,7 @@ public:
         indexAdded();
         return m_crowded.count(keyHash(key, text)) != 0;
     }
+    // (Its events stay valid until the next read.)
     Entry read(std::uint64_t at) const;
     // The entry was taken back into the store.
     void remove(std::uint64_t at);
@@ -98,6 +101,7 @@ private:
         Key key;
     };
     std::vector<Added> m_added;
+    mutable std::vector<CallEvent> m_read; // the events of the entry read last
 
     std::deque<Block> m_blocks;
     std::uint64_t m_firstBlock = 0; // the serial number of m_blocks.front()

@@ -136,6 +136,85 @@ TEST(CallStore, AFrozenCallComesBackWholeWithItsCallIdDigestOrBizNo) {
     EXPECT_EQ(s.store.frozenCount(), 0u);
 }
 
+// A frozen call is packed (varints, times after the event before): it comes
+// back with every field of its state and events as they were, extremes
+// included, and its texts as given.
+TEST(FrozenCalls, PackedCallsComeBackExactly) {
+    CallState st;
+    st.baseSec = UINT32_MAX - 1;
+    st.digest = 7; // (ids and handles are the store's to set again)
+    st.bizNo = 9;
+    st.firstSource = kMaxInstanceId;
+    st.created = kNoDt;
+    st.updated = -5;
+    st.expireSec = INT32_MAX;
+    st.record = 3;
+    st.caller = 7;
+    st.flags = 0xff;
+    st.lockVersion = UINT16_MAX;
+    std::vector<CallEvent> events;
+    const std::int32_t dts[] = {0, 1, -40, INT32_MAX, INT32_MIN + 1, 310, 310, -1};
+    for (int k = 0; k < 64; ++k) {
+        const std::int32_t aux = k % 4 == 0 ? kNoDt : k % 4 == 1 ? INT32_MAX : k * 37 - 500;
+        events.push_back(makeEvent(
+            dts[k % 8], static_cast<EventType>(k % 4), static_cast<std::uint8_t>(k % 8),
+            static_cast<std::uint8_t>(k % 3 == 0 ? 1 : k % 32), static_cast<std::uint8_t>(k % 4),
+            k % 5 == 0 ? kMaxInstanceId : static_cast<std::uint32_t>(k), aux));
+    }
+    FrozenCalls frozen;
+    FrozenCalls::Entry in;
+    in.callId = "cid-packed-1";
+    in.digest = std::string(32, '\xab');
+    in.bizNo = "ORD-1";
+    const std::string longDigest(300, 'x');
+    in.extraDigests = {"d2", longDigest};
+    in.state = st;
+    in.events = events;
+    for (int k = 0; k < 3; ++k) { // (and a few others around it)
+        FrozenCalls::Entry other = in;
+        other.callId = "other-" + std::to_string(k);
+        other.events = std::span<const CallEvent>(events).first(static_cast<std::size_t>(k));
+        ASSERT_TRUE(frozen.add(other, T0));
+        if (k == 1) {
+            ASSERT_TRUE(frozen.add(in, T0));
+        }
+    }
+    std::vector<std::uint64_t> found;
+    ASSERT_TRUE(frozen.find(FrozenCalls::Key::CallId, "cid-packed-1", found));
+    ASSERT_EQ(found.size(), 1u);
+    const FrozenCalls::Entry out = frozen.read(found[0]);
+    EXPECT_EQ(out.callId, "cid-packed-1");
+    EXPECT_EQ(out.digest, in.digest);
+    EXPECT_EQ(out.bizNo, "ORD-1");
+    ASSERT_EQ(out.extraDigests.size(), 2u);
+    EXPECT_EQ(out.extraDigests[1], longDigest);
+    EXPECT_EQ(out.state.baseSec, st.baseSec);
+    EXPECT_EQ(out.state.firstSource, st.firstSource);
+    EXPECT_EQ(out.state.created, st.created);
+    EXPECT_EQ(out.state.updated, st.updated);
+    EXPECT_EQ(out.state.expireSec, st.expireSec);
+    EXPECT_EQ(out.state.record, st.record);
+    EXPECT_EQ(out.state.caller, st.caller);
+    EXPECT_EQ(out.state.flags, st.flags);
+    EXPECT_EQ(out.state.lockVersion, st.lockVersion);
+    EXPECT_EQ(out.state.eventCount, events.size());
+    ASSERT_EQ(out.events.size(), events.size());
+    for (std::size_t k = 0; k < events.size(); ++k) {
+        const CallEvent &a = events[k], &b = out.events[k];
+        EXPECT_EQ(
+            std::make_tuple(a.dt, a.aux, std::uint32_t{a.instance}, std::uint32_t{a.digestSlot},
+                            std::uint32_t{a.flags}, std::uint32_t{a.code}, a.type),
+            std::make_tuple(b.dt, b.aux, std::uint32_t{b.instance}, std::uint32_t{b.digestSlot},
+                            std::uint32_t{b.flags}, std::uint32_t{b.code}, b.type))
+            << "event " << k;
+    }
+    found.clear();
+    ASSERT_TRUE(frozen.find(FrozenCalls::Key::BizNo, "ORD-1", found));
+    EXPECT_EQ(found.size(), 4u);
+    for (const std::uint64_t at : found)
+        EXPECT_EQ(frozen.read(at).bizNo, "ORD-1");
+}
+
 TEST(CallStore, FrozenCallsLeaveWhenTheWindowHasPassedThem) {
     // Enough calls, a second apart, to fill a few blocks.
     constexpr int n = 20000;
