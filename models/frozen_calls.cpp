@@ -1,6 +1,7 @@
 #include "models/frozen_calls.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <cstring>
 
@@ -21,7 +22,6 @@ static_assert(sizeof(Header) == 8);
 constexpr std::size_t kBlockBytes = std::size_t{1} << 20;
 
 // Varints (7 bits a byte, low first); signed values zigzagged.
-constexpr std::size_t kMaxVarint = 10;
 char* putVarint(char* q, std::uint64_t v) {
     while (v >= 0x80) {
         *q++ = static_cast<char>(v | 0x80);
@@ -46,9 +46,15 @@ std::int64_t unzigzag(std::uint64_t v) {
     return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
 }
 
-// The most a call's state and `events` events take packed.
-constexpr std::size_t kMaxPackedState = 12 * kMaxVarint;
-constexpr std::size_t kMaxPackedEvent = 1 + 4 * kMaxVarint;
+// The most a call's state and each of its events take packed: a 32-bit
+// varint takes up to 5 bytes (a zigzagged int32 too), a 16-bit one 3.
+// State: baseSec, firstSource, created, updated, expireSec (5 each),
+// lockVersion (3), record, caller, flags (1 each), the event count (3).
+// Event: its byte, a digest slot (under 32: 1), the time after the one
+// before (an int32 minus an int32: 34 bits zigzagged, 5), aux (5), instance
+// (20 bits, 3).
+constexpr std::size_t kMaxPackedState = 5 * 5 + 3 + 3 + 3;
+constexpr std::size_t kMaxPackedEvent = 1 + 1 + 5 + 5 + 3;
 
 // A call's state and events, packed. What the store sets again when it
 // takes the call back (its digest and bizNo ids, where its events are) is
@@ -181,6 +187,7 @@ bool FrozenCalls::add(const Entry& e, EpochMillis firstAt) {
         put(e.extraDigests[k], n);
     }
     q = packCall(q, e.state, e.events.first(std::min<std::size_t>(e.events.size(), UINT16_MAX)));
+    assert(static_cast<std::size_t>(q - p) <= most);
     b.used += static_cast<std::size_t>(q - p);
     b.live++;
     b.latestFirst = std::max(b.latestFirst, firstAt);
@@ -204,7 +211,7 @@ std::uint64_t FrozenCalls::positionOf(std::uint32_t entry) const {
     return alive(at) ? at : UINT64_MAX;
 }
 
-FrozenCalls::Entry FrozenCalls::read(std::uint64_t at) const {
+FrozenCalls::Entry FrozenCalls::read(std::uint64_t at) {
     const char* p = bytesAt(at);
     Header h;
     std::memcpy(&h, p, sizeof h);
@@ -359,11 +366,13 @@ void FrozenCalls::clear() {
     m_filled = m_live = m_bytes = 0;
     m_crowded.clear();
     m_added.clear();
+    m_read = {};
 }
 
 std::size_t FrozenCalls::memoryBytes() const {
     return m_bytes + m_slots.capacity() * sizeof(Slot) + m_positions.size() * 8 +
-           m_crowded.size() * 32 + m_added.capacity() * sizeof(Added);
+           m_crowded.size() * 32 + m_added.capacity() * sizeof(Added) +
+           m_read.capacity() * sizeof(CallEvent);
 }
 
 } // namespace callscope

@@ -56,7 +56,7 @@ public:
         return m_crowded.count(keyHash(key, text)) != 0;
     }
     // (Its events stay valid until the next read.)
-    Entry read(std::uint64_t at) const;
+    Entry read(std::uint64_t at);
     // The entry was taken back into the store.
     void remove(std::uint64_t at);
     // Forgets the blocks whose calls all began before `t`.
@@ -101,7 +101,7 @@ private:
         Key key;
     };
     std::vector<Added> m_added;
-    mutable std::vector<CallEvent> m_read; // the events of the entry read last
+    std::vector<CallEvent> m_read; // the events of the entry read last
 
     std::deque<Block> m_blocks;
     std::uint64_t m_firstBlock = 0; // the serial number of m_blocks.front()

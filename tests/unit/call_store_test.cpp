@@ -141,7 +141,7 @@ TEST(CallStore, AFrozenCallComesBackWholeWithItsCallIdDigestOrBizNo) {
 // included, and its texts as given.
 TEST(FrozenCalls, PackedCallsComeBackExactly) {
     CallState st;
-    st.baseSec = UINT32_MAX - 1;
+    st.baseSec = UINT32_MAX;
     st.digest = 7; // (ids and handles are the store's to set again)
     st.bizNo = 9;
     st.firstSource = kMaxInstanceId;
@@ -211,13 +211,24 @@ TEST(FrozenCalls, PackedCallsComeBackExactly) {
     found.clear();
     ASSERT_TRUE(frozen.find(FrozenCalls::Key::BizNo, "ORD-1", found));
     EXPECT_EQ(found.size(), 4u);
-    for (const std::uint64_t at : found)
-        EXPECT_EQ(frozen.read(at).bizNo, "ORD-1");
+    for (const std::uint64_t at : found) { // the others: none, one, two of the events
+        const FrozenCalls::Entry e = frozen.read(at);
+        EXPECT_EQ(e.bizNo, "ORD-1");
+        if (e.callId == "cid-packed-1")
+            continue;
+        const std::size_t n = static_cast<std::size_t>(e.callId.back() - '0');
+        ASSERT_EQ(e.events.size(), n) << e.callId;
+        ASSERT_EQ(e.state.eventCount, n);
+        for (std::size_t k = 0; k < n; ++k)
+            EXPECT_EQ(std::make_tuple(e.events[k].dt, e.events[k].aux),
+                      std::make_tuple(events[k].dt, events[k].aux));
+    }
 }
 
 TEST(CallStore, FrozenCallsLeaveWhenTheWindowHasPassedThem) {
-    // Enough calls, a second apart, to fill a few blocks.
-    constexpr int n = 20000;
+    // Enough calls, a second apart, to fill a few blocks (a frozen call of
+    // one event takes about 70 bytes: about 15,000 to a block).
+    constexpr int n = 60000;
     CallStore store = allFrozen(n, 1000);
     EXPECT_EQ(store.frozenCount(), std::size_t{n});
     store.dropFrozenBefore(T0);
