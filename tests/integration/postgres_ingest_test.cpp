@@ -571,3 +571,32 @@ TEST(PostgresIngest, DomainColumnsAreReadAsTheTypesTheyAreOver) {
         "outcome word, arrived_at utc_time, finished_at utc_time);"
         "CREATE INDEX ON att (call_id, arrived_at);");
 }
+
+// A time column of another type is a config error naming its key and type:
+// text, or an array of timestamps (a domain over one included).
+TEST(PostgresIngest, TimeColumnsOfOtherTypesAreRefusedNamingTheKey) {
+    const TestStack s = TestStack::fresh("pg_time_types");
+    exec(s.dsn, "CREATE DOMAIN stamps AS timestamptz[];"
+                "CREATE TABLE rec_text (call_id text PRIMARY KEY, request_digest text, "
+                "status text, result_snapshot text, first_source text, lock_version int, "
+                "created_at timestamptz, updated_at text, expire_at timestamptz);"
+                "CREATE TABLE rec_array (call_id text PRIMARY KEY, request_digest text, "
+                "status text, result_snapshot text, first_source text, lock_version int, "
+                "created_at timestamptz, updated_at stamps, expire_at timestamptz)");
+    for (const auto& [table, type] : {std::pair<std::string, std::string>{"rec_text", "text"},
+                                      {"rec_array", "timestamp with time zone[]"}}) {
+        PostgresSource source(recordsOnly(s, table));
+        CollectingSink sink;
+        std::atomic<bool> cancel{false};
+        try {
+            source.loadWindow(nowMillis() - 60'000, nowMillis(), sink, cancel);
+            ADD_FAILURE() << table << " was read";
+        } catch (const SourceError& e) {
+            EXPECT_TRUE(e.configError) << e.what();
+            EXPECT_NE(std::string(e.what()).find("postgres.record.updated_at"), std::string::npos)
+                << e.what();
+            EXPECT_NE(std::string(e.what()).find("has type " + type + ";"), std::string::npos)
+                << e.what();
+        }
+    }
+}
