@@ -600,3 +600,28 @@ TEST(PostgresIngest, TimeColumnsOfOtherTypesAreRefusedNamingTheKey) {
         }
     }
 }
+
+// A domain over an integer is an epoch column like its base: milliseconds in
+// a domain over bigint, seconds in one over integer, bounded on the server.
+TEST(PostgresIngest, DomainsOverEpochIntegersAreTimeColumns) {
+    const TestStack s = TestStack::fresh("pg_epoch_domains");
+    exec(s.dsn,
+         std::string("CREATE DOMAIN epoch_ms AS bigint; CREATE DOMAIN epoch_s AS integer;"
+                     "CREATE TABLE rec_dom (") +
+             kRecordColumns +
+             ", created_at epoch_ms, updated_at epoch_ms, expire_at epoch_s);"
+             "INSERT INTO rec_dom VALUES "
+             "('in-window','d','SUCCESS','','i',1, (extract(epoch from now()) * 1000)::bigint,"
+             " (extract(epoch from now()) * 1000)::bigint, extract(epoch from now())::int + 3600),"
+             "('too-old','d','SUCCESS','','i',1, 1000, 1000, 1);");
+    const EpochMillis now = nowMillis();
+    PostgresSource source(recordsOnly(s, "rec_dom"));
+    CollectingSink sink;
+    std::atomic<bool> cancel{false};
+    ASSERT_NO_THROW(source.loadWindow(now - 3'600'000, now + 60'000, sink, cancel));
+    ASSERT_EQ(sink.records.size(), 1u);
+    const auto& r = sink.records.at("in-window");
+    EXPECT_NEAR(static_cast<double>(r.updatedAt), static_cast<double>(now), 5000.0);
+    EXPECT_NEAR(static_cast<double>(r.expireAt), static_cast<double>(now + 3'600'000), 5000.0);
+    EXPECT_TRUE(sink.rejected.empty());
+}
