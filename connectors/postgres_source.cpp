@@ -335,32 +335,30 @@ struct PostgresSource::Impl {
         std::map<std::string, std::string> cols;
         const std::string of =
             w.quote(quoteTable(c, table)) + "::regclass AND a.attnum > 0 AND NOT a.attisdropped";
-        try {
-            for (const auto& row :
-                 w.exec("SELECT a.attname, format_type(coalesce(d.base, a.atttypid), "
-                        "coalesce(d.typmod, a.atttypmod)) FROM pg_attribute a LEFT JOIN LATERAL ("
-                        "WITH RECURSIVE chain(base, typmod, depth) AS ("
-                        "SELECT t.typbasetype, t.typtypmod, 1 FROM pg_type t "
-                        "WHERE t.oid = a.atttypid AND t.typtype = 'd' UNION ALL "
-                        "SELECT t.typbasetype, CASE WHEN chain.typmod >= 0 THEN chain.typmod "
-                        "ELSE t.typtypmod END, chain.depth + 1 FROM chain JOIN pg_type t "
-                        "ON t.oid = chain.base AND t.typtype = 'd' WHERE chain.depth < 32) "
-                        "SELECT base, typmod FROM chain ORDER BY depth DESC LIMIT 1) d ON true "
-                        "WHERE a.attrelid = " +
-                        of))
-                cols[row[0].as<std::string>()] = row[1].as<std::string>();
-            return cols;
-        } catch (const pqxx::sql_error&) {
-        }
-        // (A server that cannot resolve domains so, or a table that is not
-        // there: asked plainly, it answers the types as named, or nothing.)
-        try {
-            for (const auto& row : w.exec("SELECT a.attname, format_type(a.atttypid, "
-                                          "a.atttypmod) FROM pg_attribute a WHERE a.attrelid = " +
-                                          of))
-                cols[row[0].as<std::string>()] = row[1].as<std::string>();
-        } catch (const pqxx::sql_error&) {
-        }
+        // (True when asked: false when the server refused the query.)
+        const auto ask = [&](const std::string& select) {
+            try {
+                for (const auto& row : w.exec(select + of))
+                    cols[row[0].as<std::string>()] = row[1].as<std::string>();
+                return true;
+            } catch (const pqxx::sql_error&) {
+                return false;
+            }
+        };
+        if (!ask("SELECT a.attname, format_type(coalesce(d.base, a.atttypid), "
+                 "coalesce(d.typmod, a.atttypmod)) FROM pg_attribute a LEFT JOIN LATERAL ("
+                 "WITH RECURSIVE chain(base, typmod, depth) AS ("
+                 "SELECT t.typbasetype, t.typtypmod, 1 FROM pg_type t "
+                 "WHERE t.oid = a.atttypid AND t.typtype = 'd' UNION ALL "
+                 "SELECT t.typbasetype, CASE WHEN chain.typmod >= 0 THEN chain.typmod "
+                 "ELSE t.typtypmod END, chain.depth + 1 FROM chain JOIN pg_type t "
+                 "ON t.oid = chain.base AND t.typtype = 'd' WHERE chain.depth < 32) "
+                 "SELECT base, typmod FROM chain ORDER BY depth DESC LIMIT 1) d ON true "
+                 "WHERE a.attrelid = "))
+            // A server that cannot resolve domains so, or a table that is not
+            // there: asked plainly, it answers the types as named, or nothing.
+            ask("SELECT a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+                "WHERE a.attrelid = ");
         return cols;
     }
 
@@ -385,24 +383,22 @@ struct PostgresSource::Impl {
                            const std::string& name, const std::string& table) {
         const std::string q = column(cols, key, name, table);
         const std::string& type = cols.at(name);
+        const bool array = type.ends_with("[]");
         TimeKind kind;
-        if (type.ends_with("[]"))
-            throw SourceError("postgres." + key + ": column \"" + name + "\" has type " + type +
-                                  "; expected timestamptz, timestamp or an integer of epoch "
-                                  "seconds or milliseconds, not an array",
-                              true);
-        if (type.rfind("timestamp", 0) == 0 && type.find("with time zone") != std::string::npos &&
+        if (!array && type.rfind("timestamp", 0) == 0 &&
+            type.find("with time zone") != std::string::npos &&
             type.find("without") == std::string::npos)
             kind = TimeKind::TimestampTz;
-        else if (type.rfind("timestamp", 0) == 0)
+        else if (!array && type.rfind("timestamp", 0) == 0)
             kind = TimeKind::Timestamp;
         else if (type == "bigint" || type == "integer" || type == "smallint" ||
-                 type.rfind("numeric", 0) == 0)
+                 (!array && type.rfind("numeric", 0) == 0))
             kind = TimeKind::Epoch;
         else
             throw SourceError("postgres." + key + ": column \"" + name + "\" has type " + type +
                                   "; expected timestamptz, timestamp or an integer of epoch "
-                                  "seconds or milliseconds",
+                                  "seconds or milliseconds" +
+                                  (array ? ", not an array" : ""),
                               true);
         timeKinds[q] = kind;
         return q;

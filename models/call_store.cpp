@@ -688,13 +688,14 @@ void CallStore::thawQueued() {
 }
 
 std::uint32_t CallStore::thaw(std::uint64_t at) {
-    const FrozenCalls::Entry e = m_frozen->read(at);
-    if (e.callId.empty())
+    const std::string_view callId = m_frozen->callIdOf(at);
+    if (callId.empty())
         return npos;
-    const std::uint32_t id = m_callIds.internStored(e.callId);
+    const std::uint32_t id = m_callIds.internStored(callId);
     if (id <= m_calls.size())
-        return id - 1;    // thawed already (queued twice), or made again meanwhile
-    m_frozen->remove(at); // (its bytes stay until its block goes)
+        return id - 1; // thawed already (queued twice), or made again meanwhile
+    const FrozenCalls::Entry e = m_frozen->read(at); // (decoded only now)
+    m_frozen->remove(at);                            // (its bytes stay until its block goes)
     const std::uint32_t i = id - 1;
     CallState c = e.state;
     c.digest = 0;

@@ -57,6 +57,8 @@ public:
     }
     // (Its events stay valid until the next read.)
     Entry read(std::uint64_t at);
+    // Its callId alone (nothing decoded).
+    std::string_view callIdOf(std::uint64_t at) const { return keyText(at, Key::CallId); }
     // The entry was taken back into the store.
     void remove(std::uint64_t at);
     // Forgets the blocks whose calls all began before `t`.
