@@ -56,21 +56,26 @@ void Monitor::connect() {
 
 void Monitor::deliver(ObservationBatch&& batch) {
     const std::size_t n = batch.size() + batch.rejected.size();
-    std::vector<ObservationBatch> spent; // freed when this returns, the lock released
+    PackedBatch packed; // (declared before the lock: one dropped is freed after it)
+    {
+        std::lock_guard lock(m_mutex);
+        if (!m_spare.empty()) {
+            packed = std::move(m_spare.back());
+            m_spare.pop_back();
+        }
+    }
+    // Packed on the source's thread; the batch, emptied, is the source's to
+    // fill again (its observations keep their buffers).
+    pack(batch, packed);
     std::unique_lock lock(m_mutex);
-    spent.swap(m_spent);
     const std::thread::id model = m_modelThread.load();
     if (model != std::thread::id{} && model != std::this_thread::get_id())
         m_queueSpace.wait(lock,
                           [&] { return m_queued < m_queueRoom || m_stop || m_droppingDeliveries; });
-    if (m_droppingDeliveries) {
-        // A failed window load is stopping its readers: what they still
-        // deliver belongs to it, and goes (after the lock is released).
-        spent.push_back(std::move(batch));
-        return;
-    }
+    if (m_droppingDeliveries)
+        return; // a failed window load is stopping its readers: what they still deliver goes
     m_queued += n;
-    m_queue.push_back(std::move(batch));
+    m_queue.push_back(std::move(packed));
     m_queueFilled.notify_one();
 }
 
@@ -184,7 +189,7 @@ std::vector<SourceHealth> Monitor::healthChanges() {
 }
 
 void Monitor::applyQueued(EpochMillis now, bool judge) {
-    std::deque<ObservationBatch> queue;
+    std::deque<PackedBatch> queue;
     EpochMillis from, to, records;
     m_modelThread = std::this_thread::get_id();
     {
@@ -201,7 +206,9 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
     if (records != kNoTime)
         m_engine.setRecordCoverage(records);
     std::vector<std::uint32_t> touched;
-    for (ObservationBatch& b : queue) {
+    for (PackedBatch& packed : queue) {
+        ObservationBatch& b = m_unpacked;
+        unpack(packed, b);
         rejectOversized(b, static_cast<std::size_t>(m_config.retention.maxFieldBytes));
         for (Rejection& r : b.rejected) {
             m_rejects.byReason[r.reason]++;
@@ -234,9 +241,9 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
     }
     {
         std::lock_guard lock(m_mutex);
-        for (ObservationBatch& b : queue)
-            if (!b.pooled() && m_spent.size() < kMaxSpent) // (pooled: back to the reader's pool)
-                m_spent.push_back(std::move(b));
+        for (PackedBatch& b : queue)
+            if (m_spare.size() < kMaxSpare)
+                m_spare.push_back(std::move(b));
     }
     if (!judge)
         return;
@@ -442,7 +449,7 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         std::thread& pg;
         std::thread& kafka;
         void dropQueue() {
-            std::deque<ObservationBatch> dropped; // freed after the lock is released
+            std::deque<PackedBatch> dropped; // freed after the lock is released
             std::lock_guard lock(monitor.m_mutex);
             dropped.swap(monitor.m_queue);
             monitor.m_queued = 0;
@@ -532,11 +539,12 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         // is full: the queue may hold as many observations as the store holds
         // calls, so that they read on meanwhile. Memory holds them in
         // proportion to the store, not to the window, and at most a quarter
-        // of the store's budget (max_bytes) at ~512 B an observation: a store
-        // that lets nothing go does not double memory. (5M calls: 22-25 s
-        // -> 20.2-20.8 s, with librdkafka's prefetch halved to keep the 1M
-        // scan's peak; twice the store: 19.1-19.6 s, but 50 MiB more at 1M.)
-        const auto budget = static_cast<std::size_t>(m_config.retention.maxBytes) / (4 * 512);
+        // of the store's budget (max_bytes) at ~256 B an observation packed
+        // (~200 measured): a store that lets nothing go does not double
+        // memory. (5M calls: 22-25 s -> 20.2-20.8 s, with librdkafka's
+        // prefetch halved to keep the 1M scan's peak. Packed, twice the
+        // store: 19.0-19.2 s, but 20 MiB more at 1M, 280 MiB: at the target.)
+        const auto budget = static_cast<std::size_t>(m_config.retention.maxBytes) / (4 * 256);
         m_queueRoom = std::max(kMaxQueued, std::min(m_store.size(), budget));
         m_queueFilled.wait_for(lock, std::chrono::milliseconds(20),
                                [&] { return !m_queue.empty() || running == 0; });

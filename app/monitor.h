@@ -208,19 +208,20 @@ private:
     GapStats m_gaps;
     EvictionStats m_evictions;
 
-    std::mutex m_mutex; // guards the queue, health and coverage below
-    std::deque<ObservationBatch> m_queue;
+    std::mutex m_mutex;                   // guards the queue, health and coverage below
+    std::deque<PackedBatch> m_queue;      // packed by the sources as they deliver (see pack)
     std::size_t m_queueRoom = kMaxQueued; // more while a window loads (see loadWindow)
     std::size_t m_queued = 0;             // observations and rejections in m_queue
     bool m_droppingDeliveries = false;    // a failed window load stops its readers
     std::condition_variable m_queueSpace;
     std::condition_variable m_queueFilled; // a batch came (a window load's model loop waits)
-    // Batches applied, freed by the next source to deliver (on its thread,
-    // which allocated them: the model thread spent a twentieth of a window
-    // load freeing strings). At most kMaxSpent wait; beyond, freed here.
-    // A batch with a pool (the sources' own) goes back to it instead.
-    std::vector<ObservationBatch> m_spent;
-    static constexpr std::size_t kMaxSpent = 4;
+    // Packed batches applied, their buffers for the sources to pack into
+    // again (at most kMaxSpare: more would only hold memory).
+    std::vector<PackedBatch> m_spare;
+    static constexpr std::size_t kMaxSpare = 4;
+    // What the model thread unpacks each queued batch into and applies: its
+    // observations are filled again and again, allocating nothing.
+    ObservationBatch m_unpacked;
     // The thread that applies batches (set by the first applyQueued): it never
     // waits for queue space, every other thread (the sources) does.
     std::atomic<std::thread::id> m_modelThread{};

@@ -1,6 +1,9 @@
 #include "models/observations.h"
 
+#include <algorithm>
+#include <cstring>
 #include <mutex>
+#include <type_traits>
 
 namespace callscope {
 namespace {
@@ -126,8 +129,8 @@ public:
 
 private:
     // At most this many lists of each type (a batch's worth each): a reader
-    // fills one batch while the model applies the one before, which comes
-    // back here; more would only hold memory (2 cost 7 B/call at peak).
+    // fills one batch at a time, and the one it dropped comes back here;
+    // more would only hold memory (2 cost 7 B/call at peak).
     static constexpr std::size_t kLists = 1;
     template <typename T> void keep(std::vector<std::vector<T>>& lists, std::vector<T>& list) {
         if (!list.empty() && lists.size() < kLists)
@@ -284,6 +287,152 @@ void ObservationBatch::dropLastReceipt() {
 void ObservationBatch::dropLastCallerEvent() {
     if (!callerEvents.empty())
         callerEvents.pop_back();
+}
+
+} // namespace callscope
+
+// --- Packed batches (issue 12) ---------------------------------------------
+
+namespace callscope {
+namespace {
+
+// Every field of an observation, in packing order. (The sizes are there to
+// say that a field added needs packing too.)
+template <typename O, typename F> void eachField(O& o, F&& f) {
+    using T = std::remove_const_t<O>;
+    if constexpr (std::is_same_v<T, RecordObservation>) {
+        static_assert(sizeof(T) == 136, "a field was added: pack it here");
+        f(o.callId), f(o.digest), f(o.status), f(o.firstSource), f(o.lockVersion);
+        f(o.createdAt), f(o.updatedAt), f(o.expireAt);
+    } else if constexpr (std::is_same_v<T, AttemptObservation>) {
+        static_assert(sizeof(T) == 160, "a field was added: pack it here");
+        f(o.id), f(o.callId), f(o.digest), f(o.sourceInstance), f(o.traceId), f(o.outcome);
+        f(o.arrivedAt), f(o.finishedAt);
+    } else if constexpr (std::is_same_v<T, ReceiptObservation>) {
+        static_assert(sizeof(T) == 176, "a field was added: pack it here");
+        f(o.callId), f(o.status), f(o.resultRef), f(o.finishedAt), f(o.version);
+        f(o.sourceInstance), f(o.digest), f(o.origin.partition), f(o.origin.offset);
+        f(o.origin.kafkaTimestamp);
+    } else {
+        static_assert(std::is_same_v<T, CallerObservation>);
+        static_assert(sizeof(T) == 208, "a field was added: pack it here");
+        f(o.callId), f(o.state), f(o.at), f(o.instance), f(o.attempt), f(o.bizNo), f(o.digest);
+        f(o.traceId), f(o.origin.partition), f(o.origin.offset), f(o.origin.kafkaTimestamp);
+    }
+}
+
+constexpr std::size_t kMaxLengthBytes = 10; // a varint of 64 bits
+
+// The most bytes an observation packs into.
+template <typename T> std::size_t packedBound(const T& o) {
+    std::size_t n = 0;
+    eachField(o, [&](const auto& v) {
+        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(v)>, std::string>)
+            n += kMaxLengthBytes + v.size();
+        else
+            n += sizeof v;
+    });
+    return n;
+}
+
+char* packOne(char* p, const auto& o) {
+    eachField(o, [&](const auto& v) {
+        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(v)>, std::string>) {
+            std::size_t n = v.size();
+            while (n >= 0x80) {
+                *p++ = static_cast<char>(n | 0x80);
+                n >>= 7;
+            }
+            *p++ = static_cast<char>(n);
+            std::memcpy(p, v.data(), v.size());
+            p += v.size();
+        } else {
+            std::memcpy(p, &v, sizeof v);
+            p += sizeof v;
+        }
+    });
+    return p;
+}
+
+const char* unpackOne(const char* p, auto& o) {
+    eachField(o, [&](auto& v) {
+        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(v)>, std::string>) {
+            std::size_t n = 0;
+            for (int shift = 0;; shift += 7) {
+                const auto b = static_cast<unsigned char>(*p++);
+                n |= std::size_t{b & 0x7fu} << shift;
+                if (b < 0x80)
+                    break;
+            }
+            v.assign(p, n);
+            p += n;
+        } else {
+            std::memcpy(&v, p, sizeof v);
+            p += sizeof v;
+        }
+    });
+    return p;
+}
+
+// Room for `n` more bytes in `to`'s buffer (grown by half again at least).
+char* roomFor(PackedBatch& to, std::size_t n) {
+    if (to.capacity - to.used < n) {
+        const std::size_t capacity = std::max(to.used + n, to.capacity + to.capacity / 2);
+        auto bytes = std::make_unique_for_overwrite<char[]>(capacity);
+        if (to.used)
+            std::memcpy(bytes.get(), to.bytes.get(), to.used);
+        to.bytes = std::move(bytes);
+        to.capacity = capacity;
+    }
+    return to.bytes.get() + to.used;
+}
+
+template <typename T> std::uint32_t packList(const ObservationList<T>& list, PackedBatch& to) {
+    for (const T& o : list) {
+        char* p = roomFor(to, packedBound(o));
+        to.used = static_cast<std::size_t>(packOne(p, o) - to.bytes.get());
+    }
+    return static_cast<std::uint32_t>(list.size());
+}
+
+} // namespace
+
+void pack(ObservationBatch& from, PackedBatch& to) {
+    to.used = 0;
+    // A first guess at the size, so that a new buffer is seldom grown.
+    const std::size_t guess = from.records.size() * 100 + from.attempts.size() * 130 +
+                              from.receipts.size() * 170 + from.callerEvents.size() * 190;
+    if (to.capacity < guess) {
+        to.bytes = std::make_unique_for_overwrite<char[]>(guess);
+        to.capacity = guess;
+    }
+    to.records = packList(from.records, to);
+    to.attempts = packList(from.attempts, to);
+    to.receipts = packList(from.receipts, to);
+    to.callerEvents = packList(from.callerEvents, to);
+    to.rejected = std::move(from.rejected);
+    to.gaps = std::move(from.gaps);
+    to.probes = std::move(from.probes);
+    from.clear();
+}
+
+void unpack(PackedBatch& from, ObservationBatch& to) {
+    to.clear();
+    const char* p = from.bytes.get();
+    for (std::uint32_t k = 0; k < from.records; ++k)
+        p = unpackOne(p, to.addRecord());
+    for (std::uint32_t k = 0; k < from.attempts; ++k)
+        p = unpackOne(p, to.addAttempt());
+    for (std::uint32_t k = 0; k < from.receipts; ++k)
+        p = unpackOne(p, to.addReceipt());
+    for (std::uint32_t k = 0; k < from.callerEvents; ++k)
+        p = unpackOne(p, to.addCallerEvent());
+    to.rejected = std::move(from.rejected);
+    to.gaps = std::move(from.gaps);
+    to.probes = std::move(from.probes);
+    from.rejected.clear();
+    from.gaps.clear();
+    from.probes.clear();
 }
 
 } // namespace callscope

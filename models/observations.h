@@ -257,15 +257,44 @@ private:
     std::shared_ptr<ObservationPool> m_pool;
 };
 
-// Spent observations of one reader's batches (issue 12): a batch the model
-// has applied goes back to its pool, whatever thread drops it, and the
-// reader's next batches are filled from it. Decoding then copies texts into
-// buffers that exist already instead of allocating two or three per event,
-// and the model thread frees nothing the readers allocated. A pool holds at
-// most a few batches' worth; thread-safe. (Defined in observations.cpp.)
+// Spent observations of one reader's batches (issue 12): a batch dropped
+// goes back to its pool, whatever thread drops it, and the reader's next
+// batches are filled from it. (The monitor packs what is delivered and leaves
+// the batch empty with its observations; a batch made for each page or query
+// comes back here when it goes out of scope, and one a sink kept when the
+// sink drops it.) Decoding then copies texts into buffers that exist already
+// instead of allocating two or three per event. A pool holds at most a few
+// batches' worth; thread-safe. (Defined in observations.cpp.)
 std::shared_ptr<ObservationPool> makeObservationPool();
 // How many spent observations the pool holds (for tests).
 std::size_t spentObservations(const ObservationPool& pool);
+
+// A batch's observations packed into one run of bytes (issue 12): what waits
+// in the model's queue. Fixed fields as they are, texts after their length:
+// about half the memory of the observations (no string headers, no heap
+// blocks), one buffer to allocate and free instead of two or three texts an
+// observation, and the reader keeps its batch, whose texts keep their
+// buffers, to fill again. Rejections, gaps and probes (few) stay as they are.
+struct PackedBatch {
+    std::unique_ptr<char[]> bytes;
+    std::size_t used = 0, capacity = 0;
+    std::uint32_t records = 0, attempts = 0, receipts = 0, callerEvents = 0;
+    std::vector<Rejection> rejected;
+    std::vector<DataGap> gaps;
+    std::vector<ProbeObservation> probes;
+
+    std::size_t observations() const {
+        return std::size_t{records} + attempts + receipts + callerEvents + probes.size();
+    }
+};
+// Packs `from`'s observations into `to` (its buffer reused when large
+// enough, whatever it held before gone) and empties `from`: its spent
+// observations stay, to be filled again without allocating.
+void pack(ObservationBatch& from, PackedBatch& to);
+// Empties `to` and fills it with what `from` holds, in the same order
+// (texts assigned into `to`'s spent observations); `from`'s rejections, gaps
+// and probes are moved.
+void unpack(PackedBatch& from, ObservationBatch& to);
 
 // Identity fields (callId, digest, instances, bizNo, traceId) longer than
 // `maxBytes` make an observation a rejection with reason "oversized field"

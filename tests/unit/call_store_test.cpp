@@ -430,3 +430,135 @@ TEST(ObservationPool, HoldsAFewBatchesWorthAtMost) {
     EXPECT_GE(spentObservations(*pool), 100u);
     EXPECT_LE(spentObservations(*pool), 400u);
 }
+
+// What waits in the model's queue (issue 12): a batch packed comes back
+// exactly, every field of every kind, texts of every length (a length of 128
+// and more takes two bytes, 300 KB three); the reader's batch is left empty
+// with its observations to fill again, and a batch unpacked into shows only
+// what was packed.
+TEST(PackedBatch, ObservationsComeBackExactlyAndTheReadersBatchIsFilledAgainInPlace) {
+    ObservationBatch b;
+    RecordObservation& rec = b.addRecord();
+    rec.callId = std::string(127, 'a');
+    rec.digest = std::string(128, 'b');
+    rec.status = RecordStatus::Success;
+    rec.firstSource = "";
+    rec.lockVersion = -7;
+    rec.createdAt = INT64_MIN + 1;
+    rec.updatedAt = INT64_MAX;
+    rec.expireAt = kNoTime;
+    AttemptObservation& att = b.addAttempt();
+    att.id = INT64_MIN;
+    att.callId = std::string(300'000, 'c');
+    att.digest = std::string("d\0igest", 7);
+    att.sourceInstance = "\xe6\x97\xa5\xe6\x9c\xac";
+    att.traceId = "t";
+    att.outcome = AttemptOutcome::DigestConflict;
+    att.arrivedAt = 1;
+    att.finishedAt = kNoTime;
+    ReceiptObservation& rcp = b.addReceipt();
+    rcp.callId = "receipt-call";
+    rcp.status = RecordStatus::Failed;
+    rcp.resultRef = "result-store/2024/05/20/receipt-call";
+    rcp.finishedAt = 1'716'200'000'123;
+    rcp.version = INT64_MAX;
+    rcp.sourceInstance = "pay-svc-3";
+    rcp.digest = std::string(64, 'f');
+    rcp.origin = MessageOrigin{31, 1'234'567'890'123, 1'716'200'000'999};
+    for (int i = 0; i < 3; ++i) {
+        CallerObservation& c = b.addCallerEvent();
+        c.callId = "call-with-a-long-identifier-" + std::to_string(i);
+        c.state = CallerState::TimeoutUnknown;
+        c.at = 1'716'200'000'000 + i;
+        c.instance = "order-api-" + std::to_string(i);
+        c.attempt = i + 1;
+        c.bizNo = "ORD-" + std::to_string(i);
+        c.digest = std::string(64, '0' + static_cast<char>(i));
+        c.traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+        c.origin = MessageOrigin{i, i * 10, 1'716'200'000'500 + i};
+    }
+    b.rejected.push_back({"not JSON", "receipts.pay/3@1284", "{oops"});
+    b.gaps.push_back({"receipts.pay/3", 10, 20});
+    b.probes.push_back({"probed-call", true, false});
+    const ObservationBatch expected = b; // (copies hold the live ones)
+    const CallerObservation* firstCaller = &b.callerEvents[0];
+    const char* firstCallerText = b.callerEvents[0].callId.data();
+
+    PackedBatch packed;
+    pack(b, packed);
+    EXPECT_EQ(packed.observations(), 7u);
+    EXPECT_TRUE(b.empty());
+    EXPECT_TRUE(b.rejected.empty());
+    EXPECT_TRUE(b.gaps.empty());
+    // Packed: the fixed fields and the texts, less than the observations take.
+    EXPECT_LT(packed.used, 300'000u + 128 + 127 + 1000);
+    // The reader fills its batch again: the same observation, its buffer kept.
+    CallerObservation& again = b.addCallerEvent();
+    EXPECT_EQ(&again, firstCaller);
+    EXPECT_EQ(again.callId, "");
+    again.callId = "call-with-a-long-identifier-9";
+    EXPECT_EQ(again.callId.data(), firstCallerText);
+
+    // Unpacked into a batch that held more (spent ones stay unseen).
+    ObservationBatch out;
+    for (int i = 0; i < 5; ++i)
+        out.addCallerEvent().callId = "stale-" + std::to_string(i);
+    unpack(packed, out);
+    const auto sameRecord = [](const RecordObservation& x, const RecordObservation& y) {
+        return x.callId == y.callId && x.digest == y.digest && x.status == y.status &&
+               x.firstSource == y.firstSource && x.lockVersion == y.lockVersion &&
+               x.createdAt == y.createdAt && x.updatedAt == y.updatedAt && x.expireAt == y.expireAt;
+    };
+    const auto sameOrigin = [](const MessageOrigin& x, const MessageOrigin& y) {
+        return x.partition == y.partition && x.offset == y.offset &&
+               x.kafkaTimestamp == y.kafkaTimestamp;
+    };
+    ASSERT_EQ(out.records.size(), 1u);
+    EXPECT_TRUE(sameRecord(out.records[0], expected.records[0]));
+    ASSERT_EQ(out.attempts.size(), 1u);
+    const AttemptObservation &a = out.attempts[0], &ea = expected.attempts[0];
+    EXPECT_TRUE(a.id == ea.id && a.callId == ea.callId && a.digest == ea.digest &&
+                a.sourceInstance == ea.sourceInstance && a.traceId == ea.traceId &&
+                a.outcome == ea.outcome && a.arrivedAt == ea.arrivedAt &&
+                a.finishedAt == ea.finishedAt);
+    EXPECT_EQ(a.digest.size(), 7u);
+    ASSERT_EQ(out.receipts.size(), 1u);
+    const ReceiptObservation &r = out.receipts[0], &er = expected.receipts[0];
+    EXPECT_TRUE(r.callId == er.callId && r.status == er.status && r.resultRef == er.resultRef &&
+                r.finishedAt == er.finishedAt && r.version == er.version &&
+                r.sourceInstance == er.sourceInstance && r.digest == er.digest &&
+                sameOrigin(r.origin, er.origin));
+    ASSERT_EQ(out.callerEvents.size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+        const CallerObservation &c = out.callerEvents[i], &ec = expected.callerEvents[i];
+        EXPECT_TRUE(c.callId == ec.callId && c.state == ec.state && c.at == ec.at &&
+                    c.instance == ec.instance && c.attempt == ec.attempt && c.bizNo == ec.bizNo &&
+                    c.digest == ec.digest && c.traceId == ec.traceId &&
+                    sameOrigin(c.origin, ec.origin))
+            << i;
+    }
+    ASSERT_EQ(out.rejected.size(), 1u);
+    EXPECT_EQ(out.rejected[0].sample, "{oops");
+    ASSERT_EQ(out.gaps.size(), 1u);
+    EXPECT_EQ(out.gaps[0].lost(), 10);
+    ASSERT_EQ(out.probes.size(), 1u);
+    EXPECT_EQ(out.probes[0].callId, "probed-call");
+    EXPECT_EQ(out.size(), 7u);
+
+    // Packed again into the same buffer: a smaller batch, nothing of the
+    // first left over; an empty one packs to nothing.
+    ObservationBatch small;
+    small.addReceipt().callId = "only";
+    pack(small, packed);
+    EXPECT_EQ(packed.observations(), 1u);
+    EXPECT_TRUE(packed.rejected.empty());
+    unpack(packed, out);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out.receipts[0].callId, "only");
+    EXPECT_EQ(out.receipts[0].version, 0);
+    ObservationBatch none;
+    pack(none, packed);
+    EXPECT_EQ(packed.used, 0u);
+    unpack(packed, out);
+    EXPECT_TRUE(out.empty());
+}
