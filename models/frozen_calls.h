@@ -96,7 +96,8 @@ private:
     // cost a cache miss a key, one after another.
     void indexAdded();
     void index(Key key, std::uint64_t hash, std::uint32_t entry);
-    void rebuild(std::size_t capacity);
+    // The table again without stale slots, a quarter full at most.
+    void rebuild();
     struct Added {
         std::uint64_t hash; // keyHash
         std::uint32_t entry;
