@@ -410,3 +410,57 @@ TEST(ReleaseFinal, FrozenCallsLeaveAfterTheGraceAndKeyRotationIsStillFound) {
     EXPECT_EQ(store.size(), 2u);
     EXPECT_EQ(store.frozenCount(), 0u);
 }
+
+// Issue 12: what a source delivers waits packed, and the source's batch comes
+// back empty with its observations, filled again in place (their texts keep
+// their buffers); everything delivered reaches the store, batch after batch
+// (the packed buffers are reused), with its rejections and gaps.
+TEST(Retention, DeliveredBatchesArePackedAndTheSourceRefillsItsOwn) {
+    Config config;
+    Monitor m(config);
+    ObservationBatch b;
+    const CallerObservation* first = nullptr;
+    const char* firstText = nullptr;
+    for (int round = 0; round < 6; ++round) {
+        for (int i = 0; i < 50; ++i) {
+            CallerObservation& e = b.addCallerEvent();
+            if (round > 0 && i == 0) {
+                EXPECT_EQ(&e, first) << "the same observation, filled again";
+                EXPECT_EQ(e.callId, "");
+            }
+            const std::string id = // (as a decoder writes it: copied, not moved in)
+                "caller-call-with-a-long-identifier-" + std::to_string(10'000 + round * 50 + i);
+            e.callId = id;
+            if (round > 0 && i == 0)
+                EXPECT_EQ(e.callId.data(), firstText) << "its text's buffer kept";
+            e.state = CallerState::Initiated;
+            e.at = T0 + round * 50 + i;
+            e.instance = "order-api-" + std::to_string(i % 4);
+            e.bizNo = "ORD-" + std::to_string(round * 50 + i);
+            e.digest = std::string(64, 'c');
+            e.origin = MessageOrigin{i % 3, round * 50 + i, T0};
+        }
+        if (round == 0) { // (once the list has grown)
+            first = &b.callerEvents[0];
+            firstText = first->callId.data();
+        }
+        b.rejected.push_back({"not JSON", "callers/0@" + std::to_string(round), "{"});
+        m.deliver(std::move(b));
+        EXPECT_TRUE(b.empty());
+        EXPECT_TRUE(b.rejected.empty());
+        if (round % 2)
+            m.pump(T0 + 1000); // applied while more come: its buffer packs the next
+    }
+    m.pump(T0 + 1000);
+    EXPECT_EQ(m.queued(), 0u);
+    ASSERT_EQ(m.store().size(), 300u);
+    for (int k : {0, 49, 50, 299}) {
+        const std::uint32_t i =
+            m.store().find("caller-call-with-a-long-identifier-" + std::to_string(10'000 + k));
+        ASSERT_NE(i, CallStore::npos) << k;
+        EXPECT_EQ(m.store().bizNo(m.store().call(i).bizNo), "ORD-" + std::to_string(k));
+        EXPECT_EQ(m.store().lastEventAt(i), T0 + k);
+    }
+    EXPECT_EQ(m.rejects().total(), 6);
+    EXPECT_EQ(m.store().counters().callerEvents, 300);
+}
