@@ -64,8 +64,11 @@ void printRelation(const PostgresCheck::Relation& rel, Tally& tally) {
     for (const auto& col : rel.columns)
         std::cout << "    " << padded(col.key, 26)
                   << (col.name.empty() ? std::string("(not mapped)")
-                      : !col.found     ? padded(visibleText(col.name), 18) + "MISSING"
-                                       : padded(visibleText(col.name), 18) + visibleText(col.type))
+                      : !col.found
+                          ? padded(visibleText(col.name), 18) + "MISSING"
+                          : padded(visibleText(col.name), 18) + visibleText(col.type) +
+                                (col.domain.empty() ? ""
+                                                    : " (domain " + visibleText(col.domain) + ")"))
                   << '\n';
     for (const auto& a : rel.access) {
         std::cout << "    " << (a.indexed ? "indexed  " : "NO INDEX ") << a.what << "\n"

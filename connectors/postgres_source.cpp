@@ -329,8 +329,11 @@ struct PostgresSource::Impl {
     // A column of a domain has the type the domain is over (through domains
     // over domains), with its length: a domain over character(n) is read and
     // looked up as one (its index used), a domain over timestamptz or bigint
-    // is a time column like its base.
-    std::map<std::string, std::string> columnsOf(pqxx::connection& c, const std::string& table) {
+    // is a time column like its base. `domains`, when given, gets the
+    // domain each such column is declared as (for check to show).
+    std::map<std::string, std::string>
+    columnsOf(pqxx::connection& c, const std::string& table,
+              std::map<std::string, std::string>* domains = nullptr) {
         pqxx::nontransaction w(c);
         std::map<std::string, std::string> cols;
         const std::string of =
@@ -338,15 +341,19 @@ struct PostgresSource::Impl {
         // (True when asked: false when the server refused the query.)
         const auto ask = [&](const std::string& select) {
             try {
-                for (const auto& row : w.exec(select + of))
+                for (const auto& row : w.exec(select + of)) {
                     cols[row[0].as<std::string>()] = row[1].as<std::string>();
+                    if (domains && row.size() > 2 && !row[2].is_null())
+                        (*domains)[row[0].as<std::string>()] = row[2].as<std::string>();
+                }
                 return true;
             } catch (const pqxx::sql_error&) {
                 return false;
             }
         };
         if (!ask("SELECT a.attname, format_type(coalesce(d.base, a.atttypid), "
-                 "coalesce(d.typmod, a.atttypmod)) FROM pg_attribute a LEFT JOIN LATERAL ("
+                 "coalesce(d.typmod, a.atttypmod)), CASE WHEN d.base IS NOT NULL THEN "
+                 "format_type(a.atttypid, a.atttypmod) END FROM pg_attribute a LEFT JOIN LATERAL ("
                  "WITH RECURSIVE chain(base, typmod, depth) AS ("
                  "SELECT t.typbasetype, t.typtypmod, 1 FROM pg_type t "
                  "WHERE t.oid = a.atttypid AND t.typtype = 'd' UNION ALL "
@@ -1046,7 +1053,8 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
             PostgresCheck::Relation rel;
             rel.key = key;
             rel.name = table;
-            const auto cols = m->columnsOf(c, table);
+            std::map<std::string, std::string> domains;
+            const auto cols = m->columnsOf(c, table, &domains);
             rel.found = !cols.empty();
             if (!rel.found) {
                 out.mappingProblems.push_back("postgres." + key + ".table: table \"" + table +
@@ -1060,7 +1068,9 @@ PostgresCheck PostgresSource::check(std::size_t sampleRows) {
             for (const auto& [what, name] : mapped) {
                 const bool there = name.empty() || cols.count(name);
                 const std::string type = there && !name.empty() ? cols.at(name) : "";
-                rel.columns.push_back({key + "." + what, name, type, there});
+                const auto domain = domains.find(name);
+                rel.columns.push_back({key + "." + what, name, type,
+                                       domain == domains.end() ? "" : domain->second, there});
                 if (!there)
                     out.mappingProblems.push_back("postgres." + key + "." + what + ": column \"" +
                                                   name + "\" not found in " + table +

@@ -13,9 +13,10 @@ namespace callscope {
 // how big the tables are and whether callscope's reads can use an index.
 struct PostgresCheck {
     struct Column {
-        std::string key;  // "record.call_id"
-        std::string name; // the user's column; "" when unmapped
-        std::string type; // its SQL type
+        std::string key;    // "record.call_id"
+        std::string name;   // the user's column; "" when unmapped
+        std::string type;   // its SQL type (a domain's: the type it is over)
+        std::string domain; // the domain it is declared as, "" when none
         bool found = true;
     };
     struct Access {

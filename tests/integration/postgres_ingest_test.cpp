@@ -481,7 +481,10 @@ TEST(PostgresIngest, ACancelledLookupStopsOnTheServer) {
 // fifth of a window's read) and trimmed here as that cast would: callIds,
 // digests, instances and words come out as written, in a window's read, in
 // the follow feed's pages and in a lookup by callId.
-static void expectPaddedColumnsReadTrimmed(const std::string& database, const std::string& tables) {
+// `domains`: "key=domain" of the mapped columns check names a domain for,
+// comma-separated (every other mapped column has none).
+static void expectPaddedColumnsReadTrimmed(const std::string& database, const std::string& tables,
+                                           const std::string& domains = "") {
     const TestStack s = TestStack::fresh(database);
     exec(s.dsn,
          tables + "INSERT INTO rec VALUES ('padded-1', 'abc', 'SUCCESS', NULL, 'api-1', 1, "
@@ -523,6 +526,7 @@ static void expectPaddedColumnsReadTrimmed(const std::string& database, const st
     }
     expectTrimmed(source.fetchCalls({"padded-1"}, &cancel));
     const PostgresCheck check = source.check(5);
+    std::string seenDomains;
     expectTrimmed(check.sample);              // (check's sample, decoded as callscope reads)
     for (const auto& rel : check.relations) { // (the window above was read in binary)
         EXPECT_EQ(rel.windowRead, "binary COPY") << rel.key;
@@ -535,7 +539,12 @@ static void expectPaddedColumnsReadTrimmed(const std::string& database, const st
                 EXPECT_TRUE(a.indexed) << rel.key << ": " << a.what << " (" << a.plan << ")";
             }
         EXPECT_TRUE(lookup) << rel.key;
+        // check shows the type read and, for a domain, the domain's name.
+        for (const auto& col : rel.columns)
+            if (!col.domain.empty())
+                seenDomains += (seenDomains.empty() ? "" : ",") + col.key + "=" + col.domain;
     }
+    EXPECT_EQ(seenDomains, domains);
     CollectingSink sink;
     Follower f(source, sink);
     ASSERT_TRUE(
@@ -569,7 +578,10 @@ TEST(PostgresIngest, DomainColumnsAreReadAsTheTypesTheyAreOver) {
         "CREATE TABLE att (id bigserial PRIMARY KEY, call_id call_id_t, "
         "request_digest character(80), source_instance character(30), trace_id character(20), "
         "outcome word, arrived_at utc_time, finished_at utc_time);"
-        "CREATE INDEX ON att (call_id, arrived_at);");
+        "CREATE INDEX ON att (call_id, arrived_at);",
+        "record.call_id=order_call_id,record.status=word,record.created_at=utc_time,"
+        "record.updated_at=utc_time,record.expire_at=utc_time,attempt.call_id=call_id_t,"
+        "attempt.outcome=word,attempt.arrived_at=utc_time,attempt.finished_at=utc_time");
 }
 
 // A time column of another type is a config error naming its key and type:

@@ -431,8 +431,9 @@ TEST(Retention, DeliveredBatchesArePackedAndTheSourceRefillsItsOwn) {
             const std::string id = // (as a decoder writes it: copied, not moved in)
                 "caller-call-with-a-long-identifier-" + std::to_string(10'000 + round * 50 + i);
             e.callId = id;
-            if (round > 0 && i == 0)
+            if (round > 0 && i == 0) {
                 EXPECT_EQ(e.callId.data(), firstText) << "its text's buffer kept";
+            }
             e.state = CallerState::Initiated;
             e.at = T0 + round * 50 + i;
             e.instance = "order-api-" + std::to_string(i % 4);
