@@ -288,21 +288,26 @@ void FrozenCalls::index(Key key, std::uint64_t h, std::uint32_t entry) {
     ++m_filled;
 }
 
-void FrozenCalls::rebuild() {
+void FrozenCalls::rebuild(bool thawedToo) {
     // An entry forgotten goes; one thawed stays until it is forgotten (rare:
-    // reading each entry here would cost a cache miss a slot), and counts
-    // toward the size: the table is at most a quarter full after, so that
-    // it fills to half by as many keys again as it keeps. (Sized by the
-    // slots filled before, stale ones included, it doubled at each rebuild,
-    // and a shrink left it half full, rebuilt again at the next key: over
-    // 5M calls it went to 2^24 slots for 2.3M keys, 136 MB.)
+    // reading each entry here would cost a cache miss a slot) unless
+    // `thawedToo`, and counts toward the size: the table is at most a
+    // quarter full after, so that it fills to half by as many keys again as
+    // it keeps. (Sized by the slots filled before, stale ones included, it
+    // doubled at each rebuild, and a shrink left it half full, rebuilt again
+    // at the next key: over 5M calls it went to 2^24 slots for 2.3M keys,
+    // 136 MB.)
+    const auto keeps = [&](const Slot& s) {
+        return s.tag != 0 && s.entry >= m_firstEntry &&
+               (!thawedToo || positionOf(s.entry) != UINT64_MAX);
+    };
     std::size_t kept = 0;
     for (const Slot& s : m_slots)
-        kept += s.tag != 0 && s.entry >= m_firstEntry;
+        kept += keeps(s);
     std::vector<Slot> slots(std::max<std::size_t>(1024, 4 * kept));
     std::size_t filled = 0;
     for (const Slot& s : m_slots) {
-        if (s.tag == 0 || s.entry < m_firstEntry)
+        if (!keeps(s))
             continue;
         // The slot comes from the hash's high half, which the tag keeps.
         std::size_t i = slotFor(std::uint64_t{s.tag} << 32, slots.size());
@@ -356,9 +361,11 @@ void FrozenCalls::dropBefore(EpochMillis t) {
             ++m_firstEntry;
         }
     }
-    // Mostly stale (an entry has up to three keys): the table shrinks.
+    // Mostly stale (an entry has up to three keys): the table shrinks, the
+    // keys of thawed entries going too (else, were they many, this would
+    // rebuild it as large at every pass).
     if (m_filled > 1024 && m_filled > 6 * m_live)
-        rebuild();
+        rebuild(true);
 }
 
 void FrozenCalls::clear() {

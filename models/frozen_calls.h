@@ -96,8 +96,9 @@ private:
     // cost a cache miss a key, one after another.
     void indexAdded();
     void index(Key key, std::uint64_t hash, std::uint32_t entry);
-    // The table again without stale slots, a quarter full at most.
-    void rebuild();
+    // The table again without the slots of forgotten entries (and of thawed
+    // ones when `thawedToo`), a quarter full at most.
+    void rebuild(bool thawedToo = false);
     struct Added {
         std::uint64_t hash; // keyHash
         std::uint32_t entry;

@@ -225,6 +225,52 @@ TEST(FrozenCalls, PackedCallsComeBackExactly) {
     }
 }
 
+// The index of frozen calls is rebuilt from the keys it keeps: one that
+// grows is a quarter full after, and one whose entries were nearly all
+// thawed shrinks to what is left (thawed keys stay until then: were they
+// kept, each pass would rebuild a table as large), still finding them.
+TEST(FrozenCalls, TheIndexShrinksToTheEntriesLeftAndFindsThem) {
+    FrozenCalls frozen;
+    FrozenCalls::Entry e;
+    std::vector<std::string> ids, bizNos;
+    for (int k = 0; k < 3000; ++k) {
+        ids.push_back("frozen-call-" + std::to_string(k));
+        bizNos.push_back("ORD-" + std::to_string(k));
+    }
+    for (int k = 0; k < 3000; ++k) {
+        e.callId = ids[k];
+        e.bizNo = bizNos[k];
+        e.digest = std::string_view(ids[k]); // (a digest each)
+        ASSERT_TRUE(frozen.add(e, T0 + k));
+    }
+    std::vector<std::uint64_t> found;
+    std::vector<std::uint64_t> at(3000);
+    for (int k = 0; k < 3000; ++k) {
+        found.clear();
+        ASSERT_TRUE(frozen.find(FrozenCalls::Key::CallId, ids[k], found));
+        ASSERT_EQ(found.size(), 1u) << k;
+        at[k] = found[0];
+    }
+    for (int k = 10; k < 3000; ++k)
+        frozen.remove(at[k]);
+    EXPECT_EQ(frozen.size(), 10u);
+    const std::size_t before = frozen.memoryBytes();
+    frozen.dropBefore(T0 - 1); // (nothing has passed: the index shrinks only)
+    const std::size_t after = frozen.memoryBytes();
+    // 9,000 keys' slots (a table of 32,768 of 8 bytes) down to 1,024.
+    EXPECT_LE(after + (32'768 - 1024) * 8, before) << before << " -> " << after;
+    frozen.dropBefore(T0 - 1);
+    EXPECT_EQ(frozen.memoryBytes(), after) << "rebuilt again as large";
+    for (int k = 0; k < 10; ++k) {
+        found.clear();
+        ASSERT_TRUE(frozen.find(FrozenCalls::Key::BizNo, bizNos[k], found));
+        EXPECT_EQ(found.size(), 1u) << k;
+    }
+    found.clear();
+    ASSERT_TRUE(frozen.find(FrozenCalls::Key::CallId, ids[2999], found));
+    EXPECT_TRUE(found.empty());
+}
+
 TEST(CallStore, FrozenCallsLeaveWhenTheWindowHasPassedThem) {
     // Enough calls, a second apart, to fill a few blocks (a frozen call of
     // one event takes about 70 bytes: about 15,000 to a block).
@@ -339,8 +385,9 @@ TEST(Interner, OnlyLowerCaseHexDigestsPackAndEveryTextComesBackAsWritten) {
     EXPECT_EQ(digests.storedForm(shorter), std::string(63, 'a'));
 }
 
-// A reader's batches are filled from the observations of the batches the
-// model applied: their texts keep their buffers, nothing else is kept.
+// A reader's batches are filled from the observations of the batches it
+// dropped (or a sink kept and dropped): their texts keep their buffers,
+// nothing else is kept.
 TEST(ObservationPool, SpentObservationsAreFilledAgainWithEveryFieldReset) {
     const auto pool = makeObservationPool();
     const std::string longId(100, 'x');
@@ -358,7 +405,8 @@ TEST(ObservationPool, SpentObservationsAreFilledAgainWithEveryFieldReset) {
         ReceiptObservation& r = b.addReceipt();
         r.callId = "receipt-call-1234567890";
         EXPECT_EQ(b.size(), 2u);
-        // Moved (delivered): the batch is empty and still filled from the pool.
+        // Moved (to a sink that keeps it): the batch is empty and still
+        // filled from the pool.
         ObservationBatch delivered(std::move(b));
         EXPECT_TRUE(b.empty());
         EXPECT_TRUE(b.pooled());
