@@ -208,6 +208,9 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
     std::vector<std::uint32_t> touched;
     for (PackedBatch& packed : queue) {
         ObservationBatch& b = m_unpacked;
+        // One that took a big batch (a lookup of many calls) lets it go.
+        if (b.size() > kMaxUnpackedKept)
+            b = ObservationBatch{};
         unpack(packed, b);
         rejectOversized(b, static_cast<std::size_t>(m_config.retention.maxFieldBytes));
         for (Rejection& r : b.rejected) {
@@ -242,7 +245,7 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
     {
         std::lock_guard lock(m_mutex);
         for (PackedBatch& b : queue)
-            if (m_spare.size() < kMaxSpare)
+            if (m_spare.size() < kMaxSpare && b.capacity <= kMaxSpareBytes)
                 m_spare.push_back(std::move(b));
     }
     if (!judge)
@@ -543,7 +546,8 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         // (~200 measured): a store that lets nothing go does not double
         // memory. (5M calls: 22-25 s -> 20.2-20.8 s, with librdkafka's
         // prefetch halved to keep the 1M scan's peak. Packed, twice the
-        // store: 19.0-19.2 s, but 20 MiB more at 1M, 280 MiB: at the target.)
+        // store: 19.0-19.2 s, but 20 MiB more at 1M, 274-278 MiB: at the
+        // target.)
         const auto budget = static_cast<std::size_t>(m_config.retention.maxBytes) / (4 * 256);
         m_queueRoom = std::max(kMaxQueued, std::min(m_store.size(), budget));
         m_queueFilled.wait_for(lock, std::chrono::milliseconds(20),
@@ -599,8 +603,7 @@ void Monitor::fetchMissingRecords(const std::atomic<bool>& cancel) {
             missing.push_back(m_store.callId(i));
     if (missing.empty() || cancel)
         return;
-    ObservationBatch b = m_postgres.fetchCalls(missing, &cancel);
-    deliver(std::move(b));
+    deliver(m_postgres.fetchCalls(missing, &cancel)); // (one batch of them all: gone once packed)
     applyQueued(nowMillis(), false);
 }
 

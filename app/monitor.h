@@ -216,12 +216,16 @@ private:
     std::condition_variable m_queueSpace;
     std::condition_variable m_queueFilled; // a batch came (a window load's model loop waits)
     // Packed batches applied, their buffers for the sources to pack into
-    // again (at most kMaxSpare: more would only hold memory).
+    // again (at most kMaxSpare, of a sources' batch's size: more would only
+    // hold memory; the rest are freed).
     std::vector<PackedBatch> m_spare;
     static constexpr std::size_t kMaxSpare = 4;
+    static constexpr std::size_t kMaxSpareBytes = std::size_t{4} << 20;
     // What the model thread unpacks each queued batch into and applies: its
-    // observations are filled again and again, allocating nothing.
+    // observations are filled again and again, their texts allocating only
+    // when longer than before. Kept up to a few sources' batches' worth.
     ObservationBatch m_unpacked;
+    static constexpr std::size_t kMaxUnpackedKept = 40'000;
     // The thread that applies batches (set by the first applyQueued): it never
     // waits for queue space, every other thread (the sources) does.
     std::atomic<std::thread::id> m_modelThread{};

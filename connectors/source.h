@@ -14,6 +14,8 @@ namespace callscope {
 class ObservationSink {
 public:
     virtual ~ObservationSink() = default;
+    // Takes what `batch` holds and leaves it empty, to be filled again (its
+    // observations may stay, spent: Monitor packs them and keeps none).
     virtual void deliver(ObservationBatch&& batch) = 0;
     virtual void health(const SourceHealth& health) = 0;
     // Receipts have been read over [from, to] (SPEC §3 receipt_missing).

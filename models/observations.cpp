@@ -296,28 +296,33 @@ void ObservationBatch::dropLastCallerEvent() {
 namespace callscope {
 namespace {
 
-// Every field of an observation, in packing order. (The sizes are there to
-// say that a field added needs packing too.)
+// Every field of an observation, in packing order. (Bound by structured
+// bindings: a field added to an observation fails to compile here until it
+// is packed too.)
 template <typename O, typename F> void eachField(O& o, F&& f) {
     using T = std::remove_const_t<O>;
+    const auto origin = [&](auto& m) {
+        auto& [partition, offset, kafkaTimestamp] = m;
+        f(partition), f(offset), f(kafkaTimestamp);
+    };
     if constexpr (std::is_same_v<T, RecordObservation>) {
-        static_assert(sizeof(T) == 136, "a field was added: pack it here");
-        f(o.callId), f(o.digest), f(o.status), f(o.firstSource), f(o.lockVersion);
-        f(o.createdAt), f(o.updatedAt), f(o.expireAt);
+        auto& [callId, digest, status, firstSource, lockVersion, createdAt, updatedAt, expireAt] =
+            o;
+        f(callId), f(digest), f(status), f(firstSource), f(lockVersion), f(createdAt);
+        f(updatedAt), f(expireAt);
     } else if constexpr (std::is_same_v<T, AttemptObservation>) {
-        static_assert(sizeof(T) == 160, "a field was added: pack it here");
-        f(o.id), f(o.callId), f(o.digest), f(o.sourceInstance), f(o.traceId), f(o.outcome);
-        f(o.arrivedAt), f(o.finishedAt);
+        auto& [id, callId, digest, sourceInstance, traceId, outcome, arrivedAt, finishedAt] = o;
+        f(id), f(callId), f(digest), f(sourceInstance), f(traceId), f(outcome), f(arrivedAt);
+        f(finishedAt);
     } else if constexpr (std::is_same_v<T, ReceiptObservation>) {
-        static_assert(sizeof(T) == 176, "a field was added: pack it here");
-        f(o.callId), f(o.status), f(o.resultRef), f(o.finishedAt), f(o.version);
-        f(o.sourceInstance), f(o.digest), f(o.origin.partition), f(o.origin.offset);
-        f(o.origin.kafkaTimestamp);
+        auto& [callId, status, resultRef, finishedAt, version, sourceInstance, digest, from] = o;
+        f(callId), f(status), f(resultRef), f(finishedAt), f(version), f(sourceInstance);
+        f(digest), origin(from);
     } else {
         static_assert(std::is_same_v<T, CallerObservation>);
-        static_assert(sizeof(T) == 208, "a field was added: pack it here");
-        f(o.callId), f(o.state), f(o.at), f(o.instance), f(o.attempt), f(o.bizNo), f(o.digest);
-        f(o.traceId), f(o.origin.partition), f(o.origin.offset), f(o.origin.kafkaTimestamp);
+        auto& [callId, state, at, instance, attempt, bizNo, digest, traceId, from] = o;
+        f(callId), f(state), f(at), f(instance), f(attempt), f(bizNo), f(digest), f(traceId);
+        origin(from);
     }
 }
 

@@ -221,8 +221,9 @@ struct ObservationBatch {
     ~ObservationBatch();
     ObservationBatch(const ObservationBatch&) = default;
     ObservationBatch& operator=(const ObservationBatch&) = default;
-    // A batch moved from is empty and keeps its pool: a reader delivers it
-    // and fills it again, from the pool.
+    // A batch moved from is empty and keeps its pool, to be filled again
+    // from it. (Monitor::deliver does not move: it packs the batch and
+    // leaves it empty with its observations, to fill again in place.)
     ObservationBatch(ObservationBatch&& other) noexcept;
     ObservationBatch& operator=(ObservationBatch&& other) noexcept;
 

@@ -414,7 +414,7 @@ TEST(ReleaseFinal, FrozenCallsLeaveAfterTheGraceAndKeyRotationIsStillFound) {
 // Issue 12: what a source delivers waits packed, and the source's batch comes
 // back empty with its observations, filled again in place (their texts keep
 // their buffers); everything delivered reaches the store, batch after batch
-// (the packed buffers are reused), with its rejections and gaps.
+// (the packed buffers are reused), with its rejections, gaps and probes.
 TEST(Retention, DeliveredBatchesArePackedAndTheSourceRefillsItsOwn) {
     Config config;
     Monitor m(config);
@@ -446,6 +446,10 @@ TEST(Retention, DeliveredBatchesArePackedAndTheSourceRefillsItsOwn) {
             firstText = first->callId.data();
         }
         b.rejected.push_back({"not JSON", "callers/0@" + std::to_string(round), "{"});
+        if (round == 2) {
+            b.gaps.push_back({"callers/1", 5, 8});
+            b.probes.push_back({"caller-call-with-a-long-identifier-10000", false, false});
+        }
         m.deliver(std::move(b));
         EXPECT_TRUE(b.empty());
         EXPECT_TRUE(b.rejected.empty());
@@ -464,4 +468,9 @@ TEST(Retention, DeliveredBatchesArePackedAndTheSourceRefillsItsOwn) {
     }
     EXPECT_EQ(m.rejects().total(), 6);
     EXPECT_EQ(m.store().counters().callerEvents, 300);
+    EXPECT_EQ(m.gaps().lostByPartition.at("callers/1"), 3);
+    const CallState& probed =
+        m.store().call(m.store().find("caller-call-with-a-long-identifier-10000"));
+    EXPECT_TRUE(probed.flags & EffectProbed);
+    EXPECT_TRUE(probed.flags & EffectMissing);
 }
