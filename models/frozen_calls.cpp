@@ -1,5 +1,7 @@
 #include "models/frozen_calls.h"
 
+#include "models/varint.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cstddef>
@@ -21,24 +23,7 @@ static_assert(sizeof(Header) == 8);
 
 constexpr std::size_t kBlockBytes = std::size_t{1} << 20;
 
-// Varints (7 bits a byte, low first); signed values zigzagged.
-char* putVarint(char* q, std::uint64_t v) {
-    while (v >= 0x80) {
-        *q++ = static_cast<char>(v | 0x80);
-        v >>= 7;
-    }
-    *q++ = static_cast<char>(v);
-    return q;
-}
-const char* getVarint(const char* q, std::uint64_t& v) {
-    v = 0;
-    for (int shift = 0;; shift += 7) {
-        const auto b = static_cast<std::uint8_t>(*q++);
-        v |= std::uint64_t{b & 0x7fu} << shift;
-        if (b < 0x80 || shift >= 63)
-            return q;
-    }
-}
+// Signed values are zigzagged into varints.
 std::uint64_t zigzag(std::int64_t v) {
     return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
 }

@@ -1,5 +1,7 @@
 #include "models/observations.h"
 
+#include "models/varint.h"
+
 #include <algorithm>
 #include <cstring>
 #include <mutex>
@@ -289,11 +291,8 @@ void ObservationBatch::dropLastCallerEvent() {
         callerEvents.pop_back();
 }
 
-} // namespace callscope
-
 // --- Packed batches (issue 12) ---------------------------------------------
 
-namespace callscope {
 namespace {
 
 // Every field of an observation, in packing order. (Bound by structured
@@ -326,14 +325,12 @@ template <typename O, typename F> void eachField(O& o, F&& f) {
     }
 }
 
-constexpr std::size_t kMaxLengthBytes = 10; // a varint of 64 bits
-
 // The most bytes an observation packs into.
 template <typename T> std::size_t packedBound(const T& o) {
     std::size_t n = 0;
     eachField(o, [&](const auto& v) {
         if constexpr (std::is_same_v<std::remove_cvref_t<decltype(v)>, std::string>)
-            n += kMaxLengthBytes + v.size();
+            n += kMaxVarintBytes + v.size();
         else
             n += sizeof v;
     });
@@ -343,12 +340,7 @@ template <typename T> std::size_t packedBound(const T& o) {
 char* packOne(char* p, const auto& o) {
     eachField(o, [&](const auto& v) {
         if constexpr (std::is_same_v<std::remove_cvref_t<decltype(v)>, std::string>) {
-            std::size_t n = v.size();
-            while (n >= 0x80) {
-                *p++ = static_cast<char>(n | 0x80);
-                n >>= 7;
-            }
-            *p++ = static_cast<char>(n);
+            p = putVarint(p, v.size());
             std::memcpy(p, v.data(), v.size());
             p += v.size();
         } else {
@@ -362,13 +354,8 @@ char* packOne(char* p, const auto& o) {
 const char* unpackOne(const char* p, auto& o) {
     eachField(o, [&](auto& v) {
         if constexpr (std::is_same_v<std::remove_cvref_t<decltype(v)>, std::string>) {
-            std::size_t n = 0;
-            for (int shift = 0;; shift += 7) {
-                const auto b = static_cast<unsigned char>(*p++);
-                n |= std::size_t{b & 0x7fu} << shift;
-                if (b < 0x80)
-                    break;
-            }
+            std::uint64_t n = 0;
+            p = getVarint(p, n);
             v.assign(p, n);
             p += n;
         } else {
