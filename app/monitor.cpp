@@ -67,16 +67,29 @@ void Monitor::deliver(ObservationBatch&& batch) {
     // Packed on the source's thread; the batch, emptied, is the source's to
     // fill again (its observations keep their buffers).
     pack(batch, packed);
+    const std::size_t bytes = packed.capacity;
+    // However large its messages (a megabyte each), the queue holds at most
+    // a quarter of the memory budget, and a batch more.
+    const auto bytesRoom = static_cast<std::size_t>(
+        std::max<std::int64_t>(m_config.retention.maxBytes / 4, std::int64_t{4} << 20));
     std::unique_lock lock(m_mutex);
     const std::thread::id model = m_modelThread.load();
     if (model != std::thread::id{} && model != std::this_thread::get_id())
-        m_queueSpace.wait(lock,
-                          [&] { return m_queued < m_queueRoom || m_stop || m_droppingDeliveries; });
+        m_queueSpace.wait(lock, [&] {
+            return (m_queued < m_queueRoom && m_queuedBytes < bytesRoom) || m_stop ||
+                   m_droppingDeliveries;
+        });
     if (m_droppingDeliveries)
         return; // a failed window load is stopping its readers: what they still deliver goes
     m_queued += n;
+    m_queuedBytes += bytes;
     m_queue.push_back(std::move(packed));
     m_queueFilled.notify_one();
+}
+
+std::size_t Monitor::queuedBytes() {
+    std::lock_guard lock(m_mutex);
+    return m_queuedBytes;
 }
 
 std::size_t Monitor::queued() {
@@ -196,6 +209,7 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
         std::lock_guard lock(m_mutex);
         queue.swap(m_queue);
         m_queued = 0;
+        m_queuedBytes = 0;
         m_queueSpace.notify_all();
         from = m_coverageFrom;
         to = m_coverageTo;
@@ -456,6 +470,7 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
             std::lock_guard lock(monitor.m_mutex);
             dropped.swap(monitor.m_queue);
             monitor.m_queued = 0;
+            monitor.m_queuedBytes = 0;
         }
         ~JoinReaders() {
             {
@@ -541,15 +556,13 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         // (80-100 ms at 200k calls), and the readers with it once the queue
         // is full: the queue may hold as many observations as the store holds
         // calls, so that they read on meanwhile. Memory holds them in
-        // proportion to the store, not to the window, and at most a quarter
-        // of the store's budget (max_bytes) at ~256 B an observation packed
-        // (~200 measured): a store that lets nothing go does not double
-        // memory. (5M calls: 22-25 s -> 20.2-20.8 s, with librdkafka's
-        // prefetch halved to keep the 1M scan's peak. Packed, twice the
-        // store: 19.0-19.2 s, but 20 MiB more at 1M, 274-278 MiB: at the
-        // target.)
-        const auto budget = static_cast<std::size_t>(m_config.retention.maxBytes) / (4 * 256);
-        m_queueRoom = std::max(kMaxQueued, std::min(m_store.size(), budget));
+        // proportion to the store, not to the window, and (deliver) at most a
+        // quarter of the store's budget, packed (about 150 B an observation):
+        // a store that lets nothing go does not double memory. (5M calls:
+        // 22-25 s -> 20.2-20.8 s, with librdkafka's prefetch halved to keep
+        // the 1M scan's peak. Packed, twice the store: 19.0-19.2 s, but
+        // 20 MiB more at 1M, 274-278 MiB: at the target.)
+        m_queueRoom = std::max(kMaxQueued, m_store.size());
         m_queueFilled.wait_for(lock, std::chrono::milliseconds(20),
                                [&] { return !m_queue.empty() || running == 0; });
     }

@@ -132,6 +132,9 @@ public:
     // longer grows while the model thread is busy).
     std::size_t queued();
     static constexpr std::size_t kMaxQueued = 50'000;
+    // The bytes those hold packed: a source also waits while they are a
+    // quarter of the memory budget (max_bytes; 4 MiB at least) or more.
+    std::size_t queuedBytes();
     std::vector<SourceHealth> healthChanges(); // since the last call
     const Config& config() const { return m_config; }
 
@@ -212,6 +215,7 @@ private:
     std::deque<PackedBatch> m_queue;      // packed by the sources as they deliver (see pack)
     std::size_t m_queueRoom = kMaxQueued; // more while a window loads (see loadWindow)
     std::size_t m_queued = 0;             // observations and rejections in m_queue
+    std::size_t m_queuedBytes = 0;        // the packed batches' buffers in m_queue
     bool m_droppingDeliveries = false;    // a failed window load stops its readers
     std::condition_variable m_queueSpace;
     std::condition_variable m_queueFilled; // a batch came (a window load's model loop waits)

@@ -474,3 +474,43 @@ TEST(Retention, DeliveredBatchesArePackedAndTheSourceRefillsItsOwn) {
     EXPECT_TRUE(probed.flags & EffectProbed);
     EXPECT_TRUE(probed.flags & EffectMissing);
 }
+
+// However large the messages, the queue holds at most a quarter of the memory
+// budget (and a batch more): a source waits for room by bytes too, and
+// nothing is lost.
+TEST(Retention, SourcesWaitForRoomByBytesWhenMessagesAreLarge) {
+    Config config;
+    config.retention.maxBytes = std::int64_t{16} << 20; // a queue of 4 MiB
+    Monitor m(config);
+    m.pump(T0); // this thread applies batches from now on
+    const std::string bigRef(100'000, 'r');
+    std::atomic<int> delivered{0};
+    std::thread source([&] {
+        ObservationBatch batch;
+        for (int b = 0; b < 100; ++b) {
+            for (int i = 0; i < 10; ++i) { // 1 MB a batch, 10 observations
+                ReceiptObservation& r = batch.addReceipt();
+                r.callId = "big-" + std::to_string(b * 10 + i);
+                r.status = RecordStatus::Success;
+                r.resultRef = bigRef;
+                r.version = 2;
+                r.origin.kafkaTimestamp = T0;
+            }
+            m.deliver(std::move(batch));
+            delivered++;
+        }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300)); // the model thread is "busy"
+    EXPECT_LE(m.queuedBytes(), (std::size_t{4} << 20) + 2'000'000);
+    EXPECT_LT(m.queued(), Monitor::kMaxQueued); // (the count alone would not hold it)
+    EXPECT_LT(delivered.load(), 100);
+    while (delivered.load() < 100) {
+        m.pump(T0 + 1000);
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    source.join();
+    m.pump(T0 + 1000);
+    EXPECT_EQ(m.queuedBytes(), 0u);
+    EXPECT_EQ(m.store().size(), 1000u);
+    EXPECT_EQ(m.store().counters().receipts, 1000);
+}
