@@ -220,7 +220,7 @@ private:
     std::condition_variable m_queueSpace;
     std::condition_variable m_queueFilled; // a batch came (a window load's model loop waits)
     // Packed batches applied, their buffers for the sources to pack into
-    // again (at most kMaxSpare, of a sources' batch's size: more would only
+    // again (at most kMaxSpare, of a source's batch's size: more would only
     // hold memory; the rest are freed).
     std::vector<PackedBatch> m_spare;
     static constexpr std::size_t kMaxSpare = 4;

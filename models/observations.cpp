@@ -325,11 +325,14 @@ template <typename O, typename F> void eachField(O& o, F&& f) {
     }
 }
 
+// A text (a varint length, then its bytes), else a fixed field (its bytes).
+template <typename V> constexpr bool kIsText = std::is_same_v<std::remove_cvref_t<V>, std::string>;
+
 // The most bytes an observation packs into.
 template <typename T> std::size_t packedBound(const T& o) {
     std::size_t n = 0;
     eachField(o, [&](const auto& v) {
-        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(v)>, std::string>)
+        if constexpr (kIsText<decltype(v)>)
             n += kMaxVarintBytes + v.size();
         else
             n += sizeof v;
@@ -339,7 +342,7 @@ template <typename T> std::size_t packedBound(const T& o) {
 
 char* packOne(char* p, const auto& o) {
     eachField(o, [&](const auto& v) {
-        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(v)>, std::string>) {
+        if constexpr (kIsText<decltype(v)>) {
             p = putVarint(p, v.size());
             std::memcpy(p, v.data(), v.size());
             p += v.size();
@@ -353,7 +356,7 @@ char* packOne(char* p, const auto& o) {
 
 const char* unpackOne(const char* p, auto& o) {
     eachField(o, [&](auto& v) {
-        if constexpr (std::is_same_v<std::remove_cvref_t<decltype(v)>, std::string>) {
+        if constexpr (kIsText<decltype(v)>) {
             std::uint64_t n = 0;
             p = getVarint(p, n);
             v.assign(p, n);
