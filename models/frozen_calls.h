@@ -5,7 +5,9 @@
 // key_rotation_window, and then the store takes them back (CallStore thaws
 // them). An entry is one run of bytes in blocks filled in the order calls
 // leave, found by the hash of its callId, digest or bizNo; the blocks go, oldest
-// first, once the window has passed their calls.
+// first, once the window has passed their calls. A block is compressed once
+// it is full (zstd): a healthy call's 130 bytes take about 50, and reading
+// one back decompresses its block (64 KiB, some 20 us).
 #include "models/call_store.h"
 
 #include <cstdint>
@@ -39,6 +41,8 @@ public:
     // More entries than this with one digest or bizNo make it a placeholder
     // (DetectionEngine::kMaxKeyRotationGroup): they group nothing.
     static constexpr std::size_t kMaxGroup = 1000;
+    // Entries are told by number (`at` below): the ones still held, not
+    // taken back, are found and read.
     // Adds to `out` the live entries whose `key` is `text`. False when more
     // than kMaxGroup entries had it (a placeholder: nothing is added).
     // (Not const: the keys of entries added since are indexed first.)
@@ -55,10 +59,11 @@ public:
         indexAdded();
         return m_crowded.count(keyHash(key, text)) != 0;
     }
-    // (Its events stay valid until the next read.)
+    // (Its texts and events stay valid until the next read, callIdOf or find.)
     Entry read(std::uint64_t at);
-    // Its callId alone (nothing decoded).
-    std::string_view callIdOf(std::uint64_t at) const { return keyText(at, Key::CallId); }
+    // Its callId alone (its state and events not decoded); empty when the
+    // entry is not held (taken back, or forgotten).
+    std::string_view callIdOf(std::uint64_t at) const;
     // The entry was taken back into the store.
     void remove(std::uint64_t at);
     // Forgets the blocks whose calls all began before `t`.
@@ -67,13 +72,22 @@ public:
     std::size_t size() const { return m_live; }
     std::size_t memoryBytes() const;
 
+    FrozenCalls();
+    ~FrozenCalls();
+    FrozenCalls(const FrozenCalls&) = delete;
+    FrozenCalls& operator=(const FrozenCalls&) = delete;
+
 private:
     struct Block {
         std::unique_ptr<char[]> bytes;
-        std::size_t used = 0, size = 0;
-        std::size_t live = 0; // entries not thawed
+        std::size_t used = 0;    // its entries' bytes (as read)
+        std::size_t size = 0;    // the bytes it holds (compressed: fewer than used)
+        bool sealed = false;     // full: no entry is added to it
+        bool compressed = false; // (sealed, and zstd saved an eighth at least)
+        std::size_t live = 0;    // entries not thawed
         EpochMillis latestFirst = INT64_MIN;
     };
+    struct Codec; // zstd's contexts
     // A key of an entry: 8 bytes, the table at most half full.
     struct Slot {
         std::uint32_t tag = 0;   // the key's hash, high half (never 0); 0: empty
@@ -86,18 +100,22 @@ private:
     static std::uint32_t tagOf(std::uint64_t hash) {
         return static_cast<std::uint32_t>(hash >> 32) | 1u;
     }
-    const char* bytesAt(std::uint64_t at) const;
-    bool alive(std::uint64_t at) const;
+    // The bytes at a position (block serial << 32 | offset), its block
+    // decompressed when it is not the one decompressed last.
+    const char* bytesAt(std::uint64_t position) const;
     // The position of a numbered entry still held, else UINT64_MAX.
-    std::uint64_t positionOf(std::uint32_t entry) const;
-    std::string_view keyText(std::uint64_t at, Key key) const;
+    std::uint64_t positionOf(std::uint64_t entry) const;
+    std::string_view keyText(std::uint64_t position, Key key) const;
+    // The last block compressed (it is full): its bytes shrink to what
+    // zstd makes of them, unless that saves little.
+    void seal(Block& b);
     // The keys of the entries added since the last time into the table,
     // their slots fetched a few ahead: freezing a release's calls one by one
     // cost a cache miss a key, one after another.
     void indexAdded();
     void index(Key key, std::uint64_t hash, std::uint32_t entry);
     // The table again without the slots of forgotten entries (and of thawed
-    // ones when `thawedToo`), a quarter full at most.
+    // ones when `thawedToo`), half full at most.
     void rebuild(bool thawedToo = false);
     struct Added {
         std::uint64_t hash; // keyHash
@@ -110,8 +128,15 @@ private:
     std::deque<Block> m_blocks;
     std::uint64_t m_firstBlock = 0; // the serial number of m_blocks.front()
     std::vector<Slot> m_slots;
-    // Entry number - m_firstEntry -> position (block serial << 32 | offset).
+    // Entry number - m_firstEntry -> position (block serial << 32 | offset),
+    // kTaken set in the offset once the entry is taken back.
     std::deque<std::uint64_t> m_positions;
+    static constexpr std::uint64_t kTaken = 0x8000'0000u;
+    std::unique_ptr<Codec> m_codec;
+    std::unique_ptr<char[]> m_spare;             // the raw bytes of the block sealed last
+    std::vector<char> m_scratch;                 // a block being compressed
+    mutable std::vector<char> m_cache;           // the block decompressed last...
+    mutable std::uint64_t m_cached = UINT64_MAX; // ...its serial
     std::uint32_t m_firstEntry = 1;
     std::size_t m_filled = 0; // slots in use, stale ones included
     std::size_t m_live = 0;
