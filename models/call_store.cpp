@@ -614,11 +614,37 @@ std::size_t CallStore::frozenCount() const {
     return m_frozen ? m_frozen->size() : 0;
 }
 
+std::size_t CallStore::frozenBytes() const {
+    return m_frozen ? m_frozen->memoryBytes() : 0;
+}
+
 void CallStore::dropFrozenBefore(EpochMillis t) {
     if (m_frozen)
         m_frozen->dropBefore(t);
 }
 
+std::size_t CallStore::dropFrozenOldest(std::size_t calls, std::size_t bytes) {
+    return m_frozen ? m_frozen->dropOldest(calls, bytes) : 0;
+}
+
+void CallStore::forEachFrozen(
+    const std::function<void(const CallState&, std::span<const CallEvent>)>& each,
+    std::size_t limit) const {
+    if (m_frozen)
+        m_frozen->forEach([&](const FrozenCalls::Entry& e) { each(e.state, e.events); }, limit);
+}
+
+std::uint32_t CallStore::thawNamed(std::string_view text) {
+    if (!m_frozen || m_frozen->size() == 0)
+        return find(text);
+    std::vector<std::uint64_t> found;
+    m_frozen->find(FrozenCalls::Key::CallId, text, found);
+    m_frozen->find(FrozenCalls::Key::BizNo, text, found);
+    m_thawQueue.insert(m_thawQueue.end(), found.begin(), found.end());
+    thawQueued();
+    thawSiblings(); // (their key-rotation groups whole, as for any thawed call)
+    return find(text);
+}
 bool CallStore::freeze(std::uint32_t i, EpochMillis firstAt) {
     if (!m_frozen)
         return false;

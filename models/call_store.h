@@ -224,7 +224,19 @@ public:
     void thawSiblings();
     // Forgets frozen calls that began before `t` (the window has passed them).
     void dropFrozenBefore(EpochMillis t);
+    // Forgets the oldest frozen calls until at most `calls` are frozen and
+    // they take at most `bytes`; returns how many went.
+    std::size_t dropFrozenOldest(std::size_t calls, std::size_t bytes);
     std::size_t frozenCount() const;
+    std::size_t frozenBytes() const; // (of memoryBytes)
+    // Every frozen call's state and events, oldest first (its ids of
+    // instances are the store's; its digest, bizNo and event handle are not).
+    void
+    forEachFrozen(const std::function<void(const CallState&, std::span<const CallEvent>)>& each,
+                  std::size_t limit = SIZE_MAX) const;
+    // Brings back the frozen call of this callId, and those of this bizNo
+    // (a drill-down asks for either); returns the callId's call, or npos.
+    std::uint32_t thawNamed(std::string_view callIdOrBizNo);
     // Another call shares one of its traceIds (such calls are not frozen:
     // the trace index does not follow them).
     bool hasTraceLinks(std::uint32_t call) const { return m_linksOf.count(call) != 0; }

@@ -261,6 +261,20 @@ FrozenCalls::Entry FrozenCalls::read(std::uint64_t at) {
     const std::uint64_t position = positionOf(at);
     if (position == UINT64_MAX)
         return {};
+    return decode(position, m_read);
+}
+
+void FrozenCalls::forEach(const std::function<void(const Entry&)>& each, std::size_t limit) const {
+    std::vector<CallEvent> events;
+    for (auto it = m_positions.begin(); it != m_positions.end() && limit > 0; ++it)
+        if (!(*it & kTaken)) {
+            each(decode(*it, events));
+            --limit;
+        }
+}
+
+FrozenCalls::Entry FrozenCalls::decode(std::uint64_t position,
+                                       std::vector<CallEvent>& events) const {
     const char* p = bytesAt(position);
     Header h;
     std::memcpy(&h, p, sizeof h);
@@ -278,8 +292,8 @@ FrozenCalls::Entry FrozenCalls::read(std::uint64_t at) {
         e.extraDigests.emplace_back(q + 2, n);
         q += 2 + n;
     }
-    unpackCall(q, e.state, m_read);
-    e.events = m_read;
+    unpackCall(q, e.state, events);
+    e.events = events;
     return e;
 }
 
@@ -400,22 +414,46 @@ void FrozenCalls::dropBefore(EpochMillis t) {
     indexAdded();
     // Blocks go in the order they were filled; one whose calls are not all
     // past keeps the younger ones after it (they are a little younger each).
-    while (!m_blocks.empty() && m_blocks.front().latestFirst < t) {
-        const Block& b = m_blocks.front();
-        m_live -= b.live;
-        m_bytes -= b.size;
-        m_blocks.pop_front();
-        ++m_firstBlock;
-        while (!m_positions.empty() && (m_positions.front() >> 32) < m_firstBlock) {
-            m_positions.pop_front();
-            ++m_firstEntry;
-        }
-    }
+    while (!m_blocks.empty() && m_blocks.front().latestFirst < t)
+        dropFront();
     // Mostly stale (an entry has up to three keys): the table shrinks, the
     // keys of thawed entries going too (else, were they many, this would
     // rebuild it as large at every pass).
     if (m_filled > 1024 && m_filled > 6 * m_live)
         rebuild(true);
+}
+
+std::size_t FrozenCalls::dropOldest(std::size_t calls, std::size_t bytes) {
+    indexAdded();
+    const std::size_t before = m_live;
+    while (!m_blocks.empty() && m_live > calls)
+        dropFront();
+    // By bytes, the index counts as it will be once rebuilt for the entries
+    // left (its slots do not shrink while blocks go): twice their keys.
+    const double keysPerEntry = before > 0 ? double(m_filled) / double(before) : 0;
+    const std::size_t slotBytes = m_slots.capacity() * sizeof(Slot);
+    const auto projected = [&] {
+        const auto slots = std::max(1024.0, 2 * keysPerEntry * double(m_live));
+        return memoryBytes() - slotBytes + static_cast<std::size_t>(slots) * sizeof(Slot);
+    };
+    const bool overBytes = projected() > bytes;
+    while (!m_blocks.empty() && projected() > bytes)
+        dropFront();
+    if (overBytes || (m_filled > 1024 && m_filled > 6 * m_live))
+        rebuild(true);
+    return before - m_live;
+}
+
+void FrozenCalls::dropFront() {
+    const Block& b = m_blocks.front();
+    m_live -= b.live;
+    m_bytes -= b.size;
+    m_blocks.pop_front();
+    ++m_firstBlock;
+    while (!m_positions.empty() && (m_positions.front() >> 32) < m_firstBlock) {
+        m_positions.pop_front();
+        ++m_firstEntry;
+    }
 }
 
 void FrozenCalls::clear() {

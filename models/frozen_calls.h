@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -66,8 +67,14 @@ public:
     std::string_view callIdOf(std::uint64_t at) const;
     // The entry was taken back into the store.
     void remove(std::uint64_t at);
+    // Each entry held (the first `limit`), oldest first (the dashboard's
+    // counts, live). The texts and events given stay valid for the call only.
+    void forEach(const std::function<void(const Entry&)>& each, std::size_t limit = SIZE_MAX) const;
     // Forgets the blocks whose calls all began before `t`.
     void dropBefore(EpochMillis t);
+    // Forgets the oldest blocks until at most `calls` entries and `bytes`
+    // (memoryBytes) are held; returns how many entries went.
+    std::size_t dropOldest(std::size_t calls, std::size_t bytes);
     void clear();
     std::size_t size() const { return m_live; }
     std::size_t memoryBytes() const;
@@ -106,6 +113,8 @@ private:
     // The position of a numbered entry still held, else UINT64_MAX.
     std::uint64_t positionOf(std::uint64_t entry) const;
     std::string_view keyText(std::uint64_t position, Key key) const;
+    Entry decode(std::uint64_t position, std::vector<CallEvent>& events) const;
+    void dropFront(); // the oldest block
     // The last block compressed (it is full): its bytes shrink to what
     // zstd makes of them, unless that saves little.
     void seal(Block& b);

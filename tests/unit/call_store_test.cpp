@@ -399,6 +399,71 @@ TEST(CallStore, FrozenCallsLeaveWhenTheWindowHasPassedThem) {
     EXPECT_EQ(store.frozenCount(), left - 1);
 }
 
+// Live, frozen calls count toward max_calls and the memory budget: the
+// oldest go first, a block at a time, until both hold (issue 12). The
+// dashboard reads them in place; a search by callId or bizNo thaws them.
+TEST(CallStore, FrozenCallsAreForgottenOldestFirstAndFoundByName) {
+    constexpr int n = 60000;
+    CallStore store = allFrozen(n, 1000);
+    EXPECT_EQ(store.dropFrozenOldest(SIZE_MAX, SIZE_MAX), 0u);
+    std::size_t visited = 0;
+    EpochMillis first = kNoTime;
+    store.forEachFrozen([&](const CallState& c, std::span<const CallEvent> events) {
+        first = first == kNoTime ? c.base() : first;
+        visited += events.size() == 1;
+    });
+    EXPECT_EQ(visited, std::size_t{n});
+    EXPECT_EQ(first / 1000, T0 / 1000);
+
+    // By count: whole blocks, oldest first, at most one more than needed.
+    const std::size_t went = store.dropFrozenOldest(n / 2, SIZE_MAX);
+    EXPECT_EQ(store.frozenCount(), std::size_t{n} - went);
+    EXPECT_LE(store.frozenCount(), std::size_t{n / 2});
+    EXPECT_GT(store.frozenCount(), std::size_t{n / 2 - 2000});
+    std::size_t limited = 0;
+    store.forEachFrozen(
+        [&](const CallState& c, std::span<const CallEvent>) {
+            ++limited;
+            EXPECT_GE(c.base(), T0 + static_cast<EpochMillis>(went) * 1000 - 1000);
+        },
+        3);
+    EXPECT_EQ(limited, 3u);
+    // By bytes.
+    const std::size_t half = store.frozenBytes() / 2;
+    store.dropFrozenOldest(SIZE_MAX, half);
+    EXPECT_LE(store.frozenBytes(), half);
+    EXPECT_GT(store.frozenCount(), 0u);
+
+    // A drill-down names a call: it comes back whole, unless it went.
+    EXPECT_EQ(store.thawNamed("call-0"), CallStore::npos);
+    const std::uint32_t last = store.thawNamed("call-" + std::to_string(n - 1));
+    ASSERT_NE(last, CallStore::npos);
+    EXPECT_EQ(store.callId(last), "call-" + std::to_string(n - 1));
+    EXPECT_EQ(store.call(last).recordStatus(), RecordStatus::Success);
+    EXPECT_EQ(store.digest(store.call(last).digest), D(n - 1));
+    EXPECT_EQ(store.size(), 1u);
+}
+
+// A search by bizNo brings back every frozen call made for it, and their
+// key-rotation siblings.
+TEST(CallStore, ASearchByBizNoThawsItsCalls) {
+    Scenario s;
+    s.store.startFreezing();
+    s.healthy("a", T0, D(7), "B7", "api-3");
+    s.healthy("a-again", T0 + 1000, D(7), "B70", "api-3");
+    s.healthy("b", T0 + 2000, D(8), "B8", "api-4");
+    freezeAndCompact(s.store, [](const std::string&) { return true; });
+    ASSERT_EQ(s.store.frozenCount(), 3u);
+    EXPECT_EQ(s.store.thawNamed("B7"), CallStore::npos); // (a bizNo, not a callId)
+    EXPECT_NE(s.store.find("a"), CallStore::npos);
+    EXPECT_NE(s.store.find("a-again"), CallStore::npos); // a's digest
+    EXPECT_EQ(s.store.find("b"), CallStore::npos);
+    EXPECT_EQ(s.store.findByBizNo("B7").size(), 1u);
+    EXPECT_EQ(s.store.frozenCount(), 1u);
+    EXPECT_EQ(s.store.thawNamed("nothing"), CallStore::npos);
+    EXPECT_EQ(s.store.frozenCount(), 1u);
+}
+
 TEST(CallStore, AKeyManyFrozenCallsShareIsAPlaceholderNotThawed) {
     CallStore store;
     store.startFreezing();
