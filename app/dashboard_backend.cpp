@@ -116,7 +116,7 @@ void DashboardBackend::tick() {
 void DashboardBackend::computeStats(DashboardSnapshot& s, EpochMillis now) {
     const CallStore& store = m_monitor->store();
     s.statsIncluded = true;
-    s.calls = store.size();
+    s.calls = store.size() + store.frozenCount();
     const StoreCounters& c = store.counters();
     const double seconds = m_lastStats ? double(now - m_lastStats) / 1000.0 : 0;
     if (seconds > 0) {
@@ -170,7 +170,8 @@ void DashboardBackend::requestCall(const QString& query, const QStringList& othe
         return;
     }
     const CallStore& store = m_monitor->store();
-    std::uint32_t i = store.find(detail->query);
+    // (A call frozen, final and healthy, comes back whole first: by callId or bizNo.)
+    std::uint32_t i = m_monitor->thawNamed(detail->query);
     if (i == CallStore::npos) {
         // A bizNo names the calls made for one business action.
         const auto byBizNo = store.findByBizNo(detail->query);

@@ -67,7 +67,7 @@ struct MetricsServer::Impl {
             .Register(*registry);
     prometheus::Family<prometheus::Gauge>& store = prometheus::BuildGauge()
                                                        .Name("callscope_store_calls")
-                                                       .Help("CallIds held in memory")
+                                                       .Help("CallIds tracked: held in full, or packed once final (live)")
                                                        .Register(*registry);
     prometheus::Family<prometheus::Gauge>& storeBytes =
         prometheus::BuildGauge()
@@ -184,7 +184,7 @@ void MetricsServer::update(Monitor& monitor, EpochMillis now, const ExecStats* e
             m->sourceLagMessages.Add(labels).Set(double(h.lag));
     }
 
-    m->store.Add({}).Set(double(monitor.store().size()));
+    m->store.Add({}).Set(double(monitor.store().size() + monitor.store().frozenCount()));
     m->storeBytes.Add({}).Set(
         double(monitor.store().memoryBytes() + monitor.engine().memoryBytes()));
     const EvictionStats& ev = monitor.evictions();

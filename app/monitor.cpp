@@ -533,9 +533,7 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
     // Apply batches while the sources read, so memory holds the store, not a
     // backlog; calls whose verdict is final leave as the sources move on.
     const RetentionPolicy policy = retentionPolicy();
-    const Millis grace{
-        std::max({m_config.detect.receiptGrace.count(), m_config.detect.callerAlertAfter.count(),
-                  m_config.detect.stuckAfter.count()})};
+    const Millis grace = finalGrace();
     while (running > 0) {
         if (cancel || readerFailed)
             stopReading = true;
@@ -585,6 +583,30 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
 RetentionPolicy Monitor::retentionPolicy() const {
     return {m_config.retention.finishedCalls, m_config.retention.maxCalls,
             m_config.retention.maxBytes, m_config.readsPostgres(), m_config.readsReceipts()};
+}
+
+Millis Monitor::finalGrace() const {
+    return Millis{
+        std::max({m_config.detect.receiptGrace.count(), m_config.detect.callerAlertAfter.count(),
+                  m_config.detect.stuckAfter.count()})};
+}
+
+std::size_t Monitor::freezeFinal(EpochMillis now, const RetentionPolicy& policy) {
+    EpochMillis readTo = kNoTime;
+    {
+        std::lock_guard lock(m_mutex);
+        const bool pg = m_config.readsPostgres(), kafka = m_config.readsKafka();
+        if ((pg && m_recordsReadTo == kNoTime) || (kafka && m_kafkaReadTo == kNoTime))
+            return 0; // (a source has read nothing yet: nothing is final)
+        readTo = pg && kafka ? std::min(m_recordsReadTo, m_kafkaReadTo)
+                 : pg        ? m_recordsReadTo
+                             : m_kafkaReadTo;
+    }
+    const std::size_t before = m_store.size() + m_store.frozenCount();
+    const Millis kept{
+        std::max(policy.finishedCalls.count(), m_config.detect.keyRotationWindow.count())};
+    releaseFinal(m_store, m_engine, policy, {std::min(readTo, now), finalGrace(), kept}, now, 0);
+    return before - (m_store.size() + m_store.frozenCount());
 }
 
 void Monitor::releaseWhileLoading(EpochMillis readTo, const RetentionPolicy& policy, Millis grace,
@@ -667,6 +689,7 @@ void Monitor::liveThread(const std::string& source, EpochMillis since) {
 void Monitor::startLive(EpochMillis since) {
     m_stop = false;
     m_live = true;
+    m_store.startFreezing(); // see freezeFinal
     const EpochMillis now = nowMillis();
     m_pgTrack.configured = m_config.readsPostgres();
     m_kafkaTrack.configured = m_config.readsKafka();
@@ -805,8 +828,9 @@ std::vector<AnomalyChange> Monitor::pump(EpochMillis now) {
 
 std::size_t Monitor::applyRetention(EpochMillis now, Millis keepResolved) {
     const RetentionPolicy policy = retentionPolicy();
-    const RetentionResult r =
-        callscope::applyRetention(m_store, m_engine, policy, now, keepResolved);
+    const std::size_t frozenLeft = m_live && m_windowJudged ? freezeFinal(now, policy) : 0;
+    RetentionResult r = callscope::applyRetention(m_store, m_engine, policy, now, keepResolved);
+    r.left += frozenLeft;
     m_evictions.anomalies += r.anomaliesForgotten;
     m_evictions.anomalyBytes = m_engine.memoryBytes();
     m_evictions.storeBytes = m_store.memoryBytes() + m_evictions.anomalyBytes;
@@ -824,7 +848,7 @@ std::size_t Monitor::applyRetention(EpochMillis now, Millis keepResolved) {
 
 std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<bool>& cancel,
                                   ColdFetchStats* stats) {
-    const std::uint32_t known = m_store.find(callId);
+    const std::uint32_t known = m_store.thawNamed(callId); // (a frozen call comes back whole)
     if (known != CallStore::npos &&
         (m_store.call(known).hasRecord() || !m_config.readsPostgres())) {
         probeNow(known);

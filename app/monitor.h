@@ -109,6 +109,11 @@ public:
     // not in memory (SPEC §4.3); npos when nothing is known of it.
     std::uint32_t ensureCall(const std::string& callId, const std::atomic<bool>& cancel,
                              ColdFetchStats* stats = nullptr);
+    // The frozen calls of this callId or bizNo back in the store (a
+    // drill-down's search); the callId's call, or npos.
+    std::uint32_t thawNamed(const std::string& callIdOrBizNo) {
+        return m_store.thawNamed(callIdOrBizNo);
+    }
     std::string resultSnapshot(const std::string& callId,
                                const std::atomic<bool>* cancel = nullptr);
 
@@ -160,6 +165,15 @@ private:
     void releaseWhileLoading(EpochMillis readTo, const RetentionPolicy& policy, Millis grace,
                              const std::atomic<bool>& cancel);
     RetentionPolicy retentionPolicy() const;
+    // How long after its last event a finished call may still change (an
+    // orphan's receipt, a caller's alert, a stuck record).
+    Millis finalGrace() const;
+    // Live: the calls whose verdict is final, all their data read by every
+    // source, leave the store packed (frozen) until retention (or
+    // key_rotation_window, the longer) has passed them; a later event of
+    // theirs, a key-rotation sibling or a drill-down brings them back.
+    // Returns how many left memory for good.
+    std::size_t freezeFinal(EpochMillis now, const RetentionPolicy& policy);
     // startLive: judges the window once every source has loaded or is down.
     void judgeWindowWhenReady(EpochMillis now);
     // The business-effect probe: SUCCESS records (sampled by callId) get a

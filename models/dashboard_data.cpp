@@ -31,6 +31,11 @@ void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, E
     EpochMillis from = now - 60'000;
     for (std::uint32_t i = 0; i < store.size(); ++i)
         from = std::min(from, store.call(i).base());
+    // (Frozen calls, live: final and healthy, packed; the first frozen began
+    // about the earliest.)
+    store.forEachFrozen(
+        [&](const CallState& c, std::span<const CallEvent>) { from = std::min(from, c.base()); },
+        1);
     from = std::max(from, now - 24 * 3'600'000);
     const EpochMillis span = now - from + 1;
     out.laneFrom = from;
@@ -48,8 +53,7 @@ void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, E
         auto& n = lane[static_cast<std::size_t>(b)];
         n = static_cast<std::uint16_t>(std::min<int>(n + 1, 65535));
     };
-    for (std::uint32_t i = 0; i < store.size(); ++i) {
-        const CallState& call = store.call(i);
+    const auto count = [&](const CallState& call, std::span<const CallEvent> events) {
         if (call.hasRecord()) {
             out.recordsByStatus[static_cast<int>(call.recordStatus())]++;
             if (call.recordStatus() == RecordStatus::Processing) {
@@ -62,7 +66,7 @@ void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, E
         }
         std::uint32_t seen[8] = {};
         int nSeen = 0;
-        for (const CallEvent& e : store.events(i)) {
+        for (const CallEvent& e : events) {
             if (e.instance == 0 || (e.type != EventType::Attempt && e.type != EventType::Caller &&
                                     e.type != EventType::Receipt))
                 continue;
@@ -82,7 +86,10 @@ void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, E
                 bump(st.retriesOverTime, bucketOf(call.base() + e.dt));
             }
         }
-    }
+    };
+    for (std::uint32_t i = 0; i < store.size(); ++i)
+        count(store.call(i), store.events(i));
+    store.forEachFrozen(count);
     std::map<std::string, InstanceStats> named;
     for (auto& [id, st] : byInstance) {
         st.instance = store.instance(id);

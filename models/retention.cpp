@@ -58,18 +58,34 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
         evict += healthyFinished(i);
     // Over max_calls or over the memory budget ([store] max_bytes, which
     // covers the calls and the anomalies), calls go oldest first, tier by tier,
-    // until both hold (the budget with 20 % headroom): finished calls no
-    // anomaly names, then calls whose anomalies are all resolved, then
-    // unfinished calls no anomaly names.
-    std::size_t target = static_cast<std::size_t>(policy.maxCalls);
+    // until both hold (the budget with 20 % headroom): frozen calls (live:
+    // final and healthy, packed), finished calls no anomaly names, then calls
+    // whose anomalies are all resolved, then unfinished calls no anomaly names.
     const auto budget = static_cast<double>(policy.maxBytes);
     const auto anomalyBytes = static_cast<double>(engine.memoryBytes());
+    const auto maxCalls = static_cast<std::size_t>(std::max<std::int64_t>(policy.maxCalls, 0));
+    std::size_t frozenLeft = 0, frozenOverBudget = 0;
+    if (store.frozenCount() > 0) {
+        const auto hotBytes = static_cast<double>(store.memoryBytes() - store.frozenBytes());
+        const double room = 0.8 * budget - anomalyBytes - hotBytes;
+        const bool over =
+            hotBytes + static_cast<double>(store.frozenBytes()) + anomalyBytes > budget;
+        frozenLeft = store.dropFrozenOldest(maxCalls > store.size() ? maxCalls - store.size() : 0,
+                                            !over      ? SIZE_MAX
+                                            : room > 0 ? static_cast<std::size_t>(room)
+                                                       : 0);
+        frozenOverBudget = over ? frozenLeft : 0;
+    }
+    std::size_t target = maxCalls > store.frozenCount() ? maxCalls - store.frozenCount() : 0;
     const auto bytes = static_cast<double>(store.memoryBytes());
     const bool overBudgetNow = bytes + anomalyBytes > budget;
-    const double perCall = store.size() > 0 ? bytes / static_cast<double>(store.size()) : 0;
+    const auto hotBytes = bytes - static_cast<double>(store.frozenBytes());
+    const double perCall = store.size() > 0 ? hotBytes / static_cast<double>(store.size()) : 0;
     if (overBudgetNow && store.size() > 0)
-        target = std::min(
-            target, static_cast<std::size_t>(std::max(0.0, 0.8 * budget - anomalyBytes) / perCall));
+        target = std::min(target, static_cast<std::size_t>(
+                                      std::max(0.0, 0.8 * budget - anomalyBytes -
+                                                        static_cast<double>(store.frozenBytes())) /
+                                      perCall));
     std::set<std::uint32_t> extra;
     std::size_t overBudget = 0;
     const auto remaining = [&] { return store.size() - evict - extra.size(); };
@@ -119,13 +135,15 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
             if (heldBefore[i] && !engine.holds(i) && extra.insert(i).second)
                 ++overBudget;
     }
+    result.left = frozenLeft;
+    result.overBudget = static_cast<std::int64_t>(frozenOverBudget);
     if (evict == 0 && extra.empty())
         return result;
     const auto map =
         store.compact([&](std::uint32_t i) { return !healthyFinished(i) && !extra.count(i); });
     engine.remap(map);
-    result.left = evict + extra.size();
-    result.overBudget = static_cast<std::int64_t>(overBudget);
+    result.left += evict + extra.size();
+    result.overBudget += static_cast<std::int64_t>(overBudget);
     return result;
 }
 

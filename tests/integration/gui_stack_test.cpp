@@ -26,6 +26,10 @@
 #include <gtest/gtest.h>
 #include <pqxx/pqxx>
 
+#include <algorithm>
+#include <atomic>
+#include <tuple>
+
 using namespace callscope;
 using namespace callscope::test;
 
@@ -552,4 +556,103 @@ TEST(Dashboard, ASourceWithNothingNewTurnsQuiet) {
     EXPECT_GE(window.drilldown()->timeline()->nowX(), 0.0) << "the now line is drawn";
     QApplication::processEvents();
     window.grab().save(QStringLiteral("gui-stack-drilldown-now.png"));
+}
+
+// Live, a call whose verdict is final (finished, its data read by every
+// source for the grace) leaves the store packed (frozen, about 100 bytes)
+// until retention has passed it (issue 12). The counts still hold it; a
+// drill-down brings it back whole, its timeline as a scan reads it; a retry
+// of its request under a new callId still finds it (key_rotation).
+TEST(Following, FinalCallsWaitPackedAndComeBackWhole) {
+    TestStack s = TestStack::fresh("live_freeze");
+    const SimResult r = runSimulation(s.config, simInto(s, 2000, 40, 31));
+    ASSERT_TRUE(r.ok) << r.error;
+    const SimData data = loadSimData(s.dsn, s.brokers, s.receiptTopic, s.callerTopic);
+    ASSERT_GT(data.records.size(), 40u);
+
+    Config config = s.config;
+    config.postgres.pollInterval = Millis{100};
+    config.detect.receiptGrace = Millis{1000};
+    config.detect.callerAlertAfter = Millis{1000};
+    config.detect.stuckAfter = Millis{2000};
+    const EpochMillis since = nowMillis() - 10 * 60'000;
+    // What a scan reads of each call, to compare the thawed ones with.
+    Monitor scan(config);
+    std::atomic<bool> cancel{false};
+    scan.loadWindow(since, nowMillis(), cancel);
+    const auto timeline = [](const CallStore& store, std::uint32_t i) {
+        std::vector<std::tuple<int, EpochMillis, int, std::string>> out;
+        for (const CallEvent& e : store.events(i))
+            out.emplace_back(static_cast<int>(e.type), store.timeOf(store.call(i), e.dt),
+                             static_cast<int>(e.code), store.instance(e.instance));
+        return out;
+    };
+
+    Monitor m(config);
+    m.startLive(since);
+    const auto held = [&] { return m.store().size() + m.store().frozenCount(); };
+    const auto settled = [&] {
+        m.pump(nowMillis());
+        m.applyRetention(nowMillis());
+        return m.windowJudged() && m.store().frozenCount() >= data.records.size() * 3 / 4;
+    };
+    ASSERT_TRUE(pollUntil(settled, 60'000))
+        << m.store().size() << " held, " << m.store().frozenCount() << " frozen";
+    EXPECT_GE(held(), data.records.size());
+    EXPECT_EQ(m.evictions().total, 0);
+
+    // A drill-down by callId: the call as the scan has it.
+    int compared = 0;
+    std::string rotated, digest;
+    for (const auto& [callId, row] : data.records) {
+        if (m.store().find(callId) != CallStore::npos)
+            continue; // (held in full)
+        const std::uint32_t i = m.ensureCall(callId, cancel);
+        ASSERT_NE(i, CallStore::npos) << callId;
+        const std::uint32_t j = scan.store().find(callId);
+        ASSERT_NE(j, CallStore::npos) << callId;
+        EXPECT_EQ(timeline(m.store(), i), timeline(scan.store(), j)) << callId;
+        EXPECT_EQ(m.store().call(i).recordStatus(), scan.store().call(j).recordStatus());
+        if (++compared == 5)
+            break;
+    }
+    EXPECT_EQ(compared, 5);
+    // Retention freezes them again.
+    ASSERT_TRUE(pollUntil(settled, 30'000));
+
+    // The same request again under a new callId: the frozen call comes back
+    // and the pair is a key rotation.
+    for (const auto& [callId, row] : data.records)
+        if (row.status == "SUCCESS" && m.store().find(callId) == CallStore::npos) {
+            rotated = callId;
+            digest = row.digest;
+            break;
+        }
+    ASSERT_FALSE(rotated.empty());
+    {
+        pqxx::connection c(s.dsn);
+        pqxx::work w(c);
+        w.exec_params("INSERT INTO idempotent_record (call_id, request_digest, status, "
+                      "first_source, lock_version, created_at, updated_at, expire_at) VALUES "
+                      "($1, $2, 'SUCCESS', 'api-9', 1, now(), now(), now() + interval '1 day')",
+                      rotated + "-again", digest);
+        w.commit();
+    }
+    const auto rotation = [&]() -> const Anomaly* {
+        for (const Anomaly& a : m.engine().anomalies())
+            if (a.kind == AnomalyKind::KeyRotation &&
+                std::count(a.callIds.begin(), a.callIds.end(), rotated) == 1 &&
+                std::count(a.callIds.begin(), a.callIds.end(), rotated + "-again") == 1)
+                return &a;
+        return nullptr;
+    };
+    EXPECT_TRUE(pollUntil(
+        [&] {
+            m.pump(nowMillis());
+            m.applyRetention(nowMillis());
+            return rotation() != nullptr;
+        },
+        30'000))
+        << rotated;
+    m.stop();
 }

@@ -105,3 +105,46 @@ TEST(InstanceLanes, ClocksAheadOrADayOldStayOutOfTheLanes) {
     EXPECT_EQ(a->calls, 3);
     EXPECT_EQ(std::accumulate(a->callsOverTime.begin(), a->callsOverTime.end(), 0), 1);
 }
+
+// Live, a call final and healthy leaves the store packed (frozen): the
+// counts, the lanes and the records by status stay what they were while it
+// was held (issue 12). Only calls no anomaly names freeze.
+TEST(InstanceLanes, FrozenCallsCountAsTheyDidWhileHeld) {
+    Scenario s;
+    for (int k = 0; k < 30; ++k)
+        s.healthy("c" + std::to_string(k), T0 + k * 20 * S, D(k + 1), "B" + std::to_string(k),
+                  k % 3 == 0 ? "api-1" : "api-2");
+    s.caller("retried", CallerState::AwaitingResponse, T0 + 2 * MIN, 1, "api-1", "BR", D(90));
+    s.caller("retried", CallerState::AwaitingResponse, T0 + 2 * MIN + 5 * S, 2, "api-1", "BR",
+             D(90));
+    s.record("stuck", RecordStatus::Processing, T0 + 3 * MIN, T0 + 3 * MIN, D(91));
+    const EpochMillis now = T0 + 11 * MIN;
+    s.open(now);
+    DashboardSnapshot held;
+    countCalls(s.store, s.engine.anomalies(), now, held);
+
+    s.store.startFreezing();
+    std::vector<std::uint8_t> leaving(s.store.size(), 0);
+    for (std::uint32_t i = 0; i < s.store.size(); ++i)
+        if (s.store.callId(i)[0] == 'c' && !s.engine.holds(i))
+            leaving[i] = s.store.freeze(i, firstEventAt(s.store, i));
+    s.engine.remap(s.store.compact([&](std::uint32_t i) { return !leaving[i]; }));
+    ASSERT_EQ(s.store.frozenCount(), 30u);
+    ASSERT_EQ(s.store.size(), 2u);
+    DashboardSnapshot frozen;
+    countCalls(s.store, s.engine.anomalies(), now, frozen);
+
+    EXPECT_EQ(frozen.recordsByStatus, held.recordsByStatus);
+    EXPECT_EQ(frozen.processingAges, held.processingAges);
+    EXPECT_EQ(frozen.laneFrom, held.laneFrom);
+    ASSERT_EQ(frozen.instances.size(), held.instances.size());
+    for (std::size_t k = 0; k < held.instances.size(); ++k) {
+        const InstanceStats &a = held.instances[k], &b = frozen.instances[k];
+        EXPECT_EQ(b.instance, a.instance);
+        EXPECT_EQ(b.calls, a.calls) << a.instance;
+        EXPECT_EQ(b.retries, a.retries) << a.instance;
+        EXPECT_EQ(b.callsOverTime, a.callsOverTime) << a.instance;
+        EXPECT_EQ(b.retriesOverTime, a.retriesOverTime) << a.instance;
+    }
+    EXPECT_EQ(find(frozen, "api-2")->calls, 20);
+}

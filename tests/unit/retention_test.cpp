@@ -411,6 +411,55 @@ TEST(ReleaseFinal, FrozenCallsLeaveAfterTheGraceAndKeyRotationIsStillFound) {
     EXPECT_EQ(store.frozenCount(), 0u);
 }
 
+// Live, calls final and healthy wait frozen (packed) until retention has
+// passed them. They count toward max_calls and the budget, and they go
+// first, oldest first, before any call held in full.
+TEST(Retention, FrozenCallsCountTowardTheLimitsAndGoFirst) {
+    CallStore store;
+    store.startFreezing();
+    DetectionEngine engine(DetectThresholds{}, DetectionSources{});
+    constexpr EpochMillis hour = 3'600'000;
+    constexpr int n = 20000;
+    for (int i = 0; i < n; ++i)
+        store.apply(healthy("f" + std::to_string(i), T0 + i * 100));
+    RetentionPolicy policy;
+    policy.finishedCalls = Millis{24 * hour};
+    ASSERT_EQ(releaseFinal(store, engine, policy, {T0 + hour, Millis{60'000}, Millis{24 * hour}},
+                           T0 + hour, 0)
+                  .left,
+              std::size_t{n});
+    ASSERT_EQ(store.frozenCount(), std::size_t{n});
+    ObservationBatch open; // in flight: held in full
+    for (int i = 0; i < 5; ++i)
+        open.records.push_back({"open-" + std::to_string(i), std::string(64, 'e'),
+                                RecordStatus::Processing, "api-1", 0, T0 + hour, T0 + hour,
+                                T0 + 86'400'000});
+    store.apply(open);
+
+    policy.maxCalls = n / 2;
+    RetentionResult r = applyRetention(store, engine, policy, T0 + hour);
+    EXPECT_EQ(store.size(), 5u);
+    EXPECT_LE(store.size() + store.frozenCount(), std::size_t{n / 2});
+    EXPECT_GT(store.frozenCount(), std::size_t{n / 2 - 3000}); // (a block at a time)
+    EXPECT_EQ(r.left, std::size_t{n} - store.frozenCount());
+    EXPECT_EQ(store.thawNamed("f0"), CallStore::npos);
+    EXPECT_NE(store.thawNamed("f" + std::to_string(n - 1)), CallStore::npos);
+
+    // Over the budget: frozen calls go until the budget holds with 20 %
+    // headroom, the calls in flight stay.
+    policy.maxCalls = 1'000'000;
+    const std::size_t hot = store.memoryBytes() - store.frozenBytes();
+    policy.maxBytes = static_cast<std::int64_t>(hot + store.frozenBytes() / 2);
+    r = applyRetention(store, engine, policy, T0 + hour);
+    EXPECT_GT(r.left, 0u);
+    EXPECT_EQ(r.overBudget, static_cast<std::int64_t>(r.left));
+    EXPECT_LE(store.memoryBytes() + engine.memoryBytes(),
+              static_cast<std::size_t>(policy.maxBytes));
+    EXPECT_GE(store.size(), 5u);
+    for (int i = 0; i < 5; ++i)
+        EXPECT_NE(store.find("open-" + std::to_string(i)), CallStore::npos);
+}
+
 // Issue 12: what a source delivers waits packed, and the source's batch comes
 // back empty with its observations, filled again in place (their texts keep
 // their buffers); everything delivered reaches the store, batch after batch
