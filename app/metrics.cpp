@@ -65,10 +65,11 @@ struct MetricsServer::Impl {
             .Name("callscope_source_lag_messages")
             .Help("Messages written to the source not yet read (Kafka)")
             .Register(*registry);
-    prometheus::Family<prometheus::Gauge>& store = prometheus::BuildGauge()
-                                                       .Name("callscope_store_calls")
-                                                       .Help("CallIds tracked: held in full, or packed once final (live)")
-                                                       .Register(*registry);
+    prometheus::Family<prometheus::Gauge>& store =
+        prometheus::BuildGauge()
+            .Name("callscope_store_calls")
+            .Help("CallIds tracked: held in full, or packed once final (live)")
+            .Register(*registry);
     prometheus::Family<prometheus::Gauge>& storeBytes =
         prometheus::BuildGauge()
             .Name("callscope_store_bytes")

@@ -689,7 +689,7 @@ void Monitor::liveThread(const std::string& source, EpochMillis since) {
 void Monitor::startLive(EpochMillis since) {
     m_stop = false;
     m_live = true;
-    m_store.startFreezing(); // see freezeFinal
+    m_store.startFreezing(false); // see freezeFinal
     const EpochMillis now = nowMillis();
     m_pgTrack.configured = m_config.readsPostgres();
     m_kafkaTrack.configured = m_config.readsKafka();

@@ -599,7 +599,8 @@ std::vector<std::uint32_t> CallStore::apply(const ObservationBatch& b) {
     return touched;
 }
 
-void CallStore::startFreezing() {
+void CallStore::startFreezing(bool keepRoom) {
+    m_keepRoom = keepRoom;
     if (!m_frozen)
         m_frozen = std::make_unique<FrozenCalls>();
 }
@@ -776,7 +777,8 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
     // While a window loads, sized for as many calls as now: the store fills
     // up again before the next compaction, and growing the tables rehashes
     // every text each step. Else for the kept calls.
-    const std::size_t room = m_frozen ? std::max(keptCount, m_calls.size()) : keptCount;
+    const std::size_t room =
+        m_frozen && m_keepRoom ? std::max(keptCount, m_calls.size()) : keptCount;
     next.m_callIds.reserve(room);
     next.m_digests.reserve(room);
     next.m_bizNos.reserve(std::min(room, m_bizNos.size()));
@@ -837,6 +839,7 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
     }
     next.m_counters = m_counters;
     next.m_frozen = std::move(m_frozen);
+    next.m_keepRoom = m_keepRoom;
     for (const std::uint32_t call : m_callsToLook)
         if (map[call] != npos)
             next.m_callsToLook.push_back(map[call]);

@@ -209,8 +209,12 @@ public:
     // (packed, without the indexes of the store) until key_rotation_window
     // has passed it; a later call of its callId, digest or bizNo brings it
     // back as it was, so key rotations are found across the whole window
-    // while memory holds only the calls still open.
-    void startFreezing();
+    // while memory holds only the calls still open. `keepRoom` (a window
+    // loading): a compaction keeps the id tables sized for as many calls as
+    // before it, since the store fills up again at once; live, they are sized
+    // for the calls kept (else a store that once held every call of the
+    // window would keep the room for them: 50 B a call at 1M).
+    void startFreezing(bool keepRoom = true);
     void stopFreezing();
     bool freezing() const { return m_frozen != nullptr; }
     // Packs the call; it leaves the store at the next compact (the caller's
@@ -315,6 +319,7 @@ private:
     std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> m_linksOf; // call -> links
     StoreCounters m_counters;
     std::unique_ptr<FrozenCalls> m_frozen;
+    bool m_keepRoom = true; // (startFreezing)
     std::vector<std::uint64_t> m_thawQueue;
     std::vector<std::uint32_t> m_callsToLook; // see lookFrozen
 };
