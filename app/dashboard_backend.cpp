@@ -150,6 +150,12 @@ void DashboardBackend::requestAdvice(double safety) {
         collector.addCall(store, i);
         from = std::min(from, store.call(i).base());
     }
+    // Live, the calls final and healthy wait packed: measured as they are.
+    store.forEachFrozen(
+        [&](std::string_view callId, const CallState& c, std::span<const CallEvent> events) {
+            collector.addCall(store, callId, c, events);
+            from = std::min(from, c.base());
+        });
     emit adviceReady(std::make_shared<const Advice>(
         collector.finish(m_monitor->engine().anomalies(), safety, from, nowMillis())));
 }

@@ -79,11 +79,15 @@ std::string adviceDuration(std::int64_t ms) {
 }
 
 void AdviceCollector::addCall(const CallStore& store, std::uint32_t i) {
-    const CallState& c = store.call(i);
+    addCall(store, store.callId(i), store.call(i), store.events(i));
+}
+
+void AdviceCollector::addCall(const CallStore& store, std::string_view callId, const CallState& c,
+                              std::span<const CallEvent> events) {
     EpochMillis firstAttempt = kNoTime, recordDone = kNoTime, receiptDone = kNoTime;
     EpochMillis awaiting = kNoTime, confirmed = kNoTime;
     std::vector<EpochMillis> laterAttempts;
-    for (const CallEvent& e : store.events(i)) {
+    for (const CallEvent& e : events) {
         const EpochMillis at = c.base() + e.dt;
         switch (e.type) {
         case EventType::Attempt: {
@@ -137,7 +141,7 @@ void AdviceCollector::addCall(const CallStore& store, std::uint32_t i) {
         const EpochMillis risky = expires - window / 10;
         if (std::any_of(laterAttempts.begin(), laterAttempts.end(),
                         [&](EpochMillis t) { return t >= risky; }))
-            m_atRisk.push_back(store.callId(i));
+            m_atRisk.emplace_back(callId);
     }
 }
 

@@ -11,7 +11,9 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace callscope {
@@ -55,6 +57,9 @@ struct Advice {
 class AdviceCollector {
 public:
     void addCall(const CallStore& store, std::uint32_t call);
+    // A call packed (live: final and healthy, CallStore::forEachFrozen).
+    void addCall(const CallStore& store, std::string_view callId, const CallState& c,
+                 std::span<const CallEvent> events);
     // The anomalies (expired_replay's callIds are at risk) and the result.
     Advice finish(const std::vector<Anomaly>& anomalies, double safety, EpochMillis from,
                   EpochMillis to);

@@ -628,11 +628,10 @@ std::size_t CallStore::dropFrozenOldest(std::size_t calls, std::size_t bytes) {
     return m_frozen ? m_frozen->dropOldest(calls, bytes) : 0;
 }
 
-void CallStore::forEachFrozen(
-    const std::function<void(const CallState&, std::span<const CallEvent>)>& each,
-    std::size_t limit) const {
+void CallStore::forEachFrozen(const FrozenVisitor& each, std::size_t limit) const {
     if (m_frozen)
-        m_frozen->forEach([&](const FrozenCalls::Entry& e) { each(e.state, e.events); }, limit);
+        m_frozen->forEach([&](const FrozenCalls::Entry& e) { each(e.callId, e.state, e.events); },
+                          limit);
 }
 
 std::uint32_t CallStore::thawNamed(std::string_view text) {

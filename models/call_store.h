@@ -233,11 +233,11 @@ public:
     std::size_t dropFrozenOldest(std::size_t calls, std::size_t bytes);
     std::size_t frozenCount() const;
     std::size_t frozenBytes() const; // (of memoryBytes)
-    // Every frozen call's state and events, oldest first (its ids of
+    // Every frozen call's callId, state and events, oldest first (its ids of
     // instances are the store's; its digest, bizNo and event handle are not).
-    void
-    forEachFrozen(const std::function<void(const CallState&, std::span<const CallEvent>)>& each,
-                  std::size_t limit = SIZE_MAX) const;
+    using FrozenVisitor =
+        std::function<void(std::string_view callId, const CallState&, std::span<const CallEvent>)>;
+    void forEachFrozen(const FrozenVisitor& each, std::size_t limit = SIZE_MAX) const;
     // Brings back the frozen call of this callId, and those of this bizNo
     // (a drill-down asks for either); returns the callId's call, or npos.
     std::uint32_t thawNamed(std::string_view callIdOrBizNo);

@@ -33,9 +33,9 @@ void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, E
         from = std::min(from, store.call(i).base());
     // (Frozen calls, live: final and healthy, packed; the first frozen began
     // about the earliest.)
-    store.forEachFrozen(
-        [&](const CallState& c, std::span<const CallEvent>) { from = std::min(from, c.base()); },
-        1);
+    store.forEachFrozen([&](std::string_view, const CallState& c,
+                            std::span<const CallEvent>) { from = std::min(from, c.base()); },
+                        1);
     from = std::max(from, now - 24 * 3'600'000);
     const EpochMillis span = now - from + 1;
     out.laneFrom = from;
@@ -89,7 +89,8 @@ void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, E
     };
     for (std::uint32_t i = 0; i < store.size(); ++i)
         count(store.call(i), store.events(i));
-    store.forEachFrozen(count);
+    store.forEachFrozen(
+        [&](std::string_view, const CallState& c, std::span<const CallEvent> e) { count(c, e); });
     std::map<std::string, InstanceStats> named;
     for (auto& [id, st] : byInstance) {
         st.instance = store.instance(id);

@@ -87,3 +87,47 @@ TEST(Advice, TheWindowOutlastsTheRetryTailAndLateRetriesAreAtRisk) {
     EXPECT_NE(text.find("window >= 2 x max(p99.9 retry delay 9m 29s"), std::string::npos) << text;
     EXPECT_NE(text.find("2 of 2 records had a shorter window"), std::string::npos) << text;
 }
+
+// Live, calls final and healthy wait packed (frozen): the dashboard's advice
+// measures them as it measured them held whole.
+TEST(Advice, PackedCallsAreMeasuredAsTheyWereHeld) {
+    Scenario s;
+    s.caller("c1", CallerState::AwaitingResponse, T0, 1);
+    s.record("c1", RecordStatus::Success, T0 + 1, T0 + 20, D(1), 0, "api-1", 10 * MIN);
+    s.attempt("c1", AttemptOutcome::Executed, T0 + 1, T0 + 20);
+    s.attempt("c1", AttemptOutcome::Replayed, T0 + 9 * MIN + 30 * S, T0 + 9 * MIN + 30 * S + 1);
+    s.receipt("c1", RecordStatus::Success, 2, T0 + 25);
+    s.caller("c1", CallerState::ConfirmedSuccess, T0 + 9 * MIN + 30 * S + 2, 2);
+    for (int k = 2; k < 50; ++k) {
+        const std::string id = "c" + std::to_string(k);
+        s.attempt(id, AttemptOutcome::Executed, T0 + k * S, T0 + k * S + k, "api-1", D(k));
+        s.record(id, RecordStatus::Success, T0 + k * S, T0 + k * S + k, D(k));
+    }
+    const auto measure = [&] {
+        AdviceCollector c;
+        for (std::uint32_t i = 0; i < s.store.size(); ++i)
+            c.addCall(s.store, i);
+        s.store.forEachFrozen(
+            [&](std::string_view id, const CallState& call, std::span<const CallEvent> events) {
+                c.addCall(s.store, id, call, events);
+            });
+        return c.finish({}, 2.0, T0, T0 + H);
+    };
+    const Advice held = measure();
+    s.store.startFreezing();
+    std::vector<std::uint8_t> leaving(s.store.size(), 0);
+    for (std::uint32_t i = 0; i < s.store.size(); ++i)
+        leaving[i] = s.store.freeze(i, firstEventAt(s.store, i));
+    s.store.compact([&](std::uint32_t i) { return !leaving[i]; });
+    ASSERT_EQ(s.store.size(), 0u);
+    const Advice packed = measure();
+    EXPECT_EQ(packed.processing.count, held.processing.count);
+    EXPECT_EQ(packed.processing.p99, held.processing.p99);
+    EXPECT_EQ(packed.retryDelay.max, held.retryDelay.max);
+    EXPECT_EQ(packed.receiptDelay.count, 1);
+    EXPECT_EQ(packed.confirmationDelay.count, 1);
+    EXPECT_EQ(packed.observedWindow.count, held.observedWindow.count);
+    EXPECT_EQ(packed.recommendedWindowMs, held.recommendedWindowMs);
+    EXPECT_EQ(packed.atRisk, (std::vector<std::string>{"c1"}));
+    EXPECT_EQ(held.atRisk, packed.atRisk);
+}

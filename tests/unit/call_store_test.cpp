@@ -408,10 +408,15 @@ TEST(CallStore, FrozenCallsAreForgottenOldestFirstAndFoundByName) {
     EXPECT_EQ(store.dropFrozenOldest(SIZE_MAX, SIZE_MAX), 0u);
     std::size_t visited = 0;
     EpochMillis first = kNoTime;
-    store.forEachFrozen([&](const CallState& c, std::span<const CallEvent> events) {
-        first = first == kNoTime ? c.base() : first;
-        visited += events.size() == 1;
-    });
+    std::string firstId;
+    store.forEachFrozen(
+        [&](std::string_view callId, const CallState& c, std::span<const CallEvent> events) {
+            if (first == kNoTime)
+                firstId = callId;
+            first = first == kNoTime ? c.base() : first;
+            visited += events.size() == 1;
+        });
+    EXPECT_EQ(firstId, "call-0");
     EXPECT_EQ(visited, std::size_t{n});
     EXPECT_EQ(first / 1000, T0 / 1000);
 
@@ -422,7 +427,7 @@ TEST(CallStore, FrozenCallsAreForgottenOldestFirstAndFoundByName) {
     EXPECT_GT(store.frozenCount(), std::size_t{n / 2 - 2000});
     std::size_t limited = 0;
     store.forEachFrozen(
-        [&](const CallState& c, std::span<const CallEvent>) {
+        [&](std::string_view, const CallState& c, std::span<const CallEvent>) {
             ++limited;
             EXPECT_GE(c.base(), T0 + static_cast<EpochMillis>(went) * 1000 - 1000);
         },
