@@ -43,6 +43,10 @@ DashboardBackend::~DashboardBackend() {
 
 void DashboardBackend::start() {
     m_monitor = std::make_unique<Monitor>(m_config, m_options);
+    m_packed.clear();
+    m_monitor->observeFrozen([this](const CallState& c, std::span<const CallEvent> e, int sign) {
+        m_packed.add(c, e, sign);
+    });
     m_timer = new QTimer(this);
     m_timer->setInterval(50); // pumps at 20 Hz; the GUI repaints at its own pace
     connect(m_timer, &QTimer::timeout, this, &DashboardBackend::tick);
@@ -126,7 +130,7 @@ void DashboardBackend::computeStats(DashboardSnapshot& s, EpochMillis now) {
         s.recordsPerSec = double(c.records - m_lastCounters.records) / seconds;
     }
     m_lastCounters = c;
-    countCalls(store, m_monitor->engine().anomalies(), now, s);
+    countCalls(store, m_monitor->engine().anomalies(), now, s, &m_packed);
     const RejectStats& r = m_monitor->rejects();
     s.rejected = r.total();
     s.rejectedByReason = r.byReason;

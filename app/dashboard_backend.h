@@ -73,6 +73,7 @@ private:
     std::map<std::string, SourceHealth> m_sources;
     EpochMillis m_lastSnapshot = 0, m_lastStats = 0, m_lastRetention = 0;
     StoreCounters m_lastCounters;
+    PackedCallTally m_packed; // the calls the store holds packed (live), counted as they pack
     std::atomic<bool> m_cancelCall{false}, m_stopping{false}, m_cancelReport{false};
 };
 

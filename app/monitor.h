@@ -114,6 +114,11 @@ public:
     std::uint32_t thawNamed(const std::string& callIdOrBizNo) {
         return m_store.thawNamed(callIdOrBizNo);
     }
+    // Told of the calls packed live as they pack and leave (model thread).
+    void observeFrozen(
+        std::function<void(const CallState&, std::span<const CallEvent>, int sign)> observer) {
+        m_store.observeFrozen(std::move(observer));
+    }
     std::string resultSnapshot(const std::string& callId,
                                const std::atomic<bool>* cancel = nullptr);
 

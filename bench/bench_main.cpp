@@ -203,10 +203,14 @@ void BM_TrackMillionCalls(benchmark::State& state) {
         state.counters["estimated_bytes_per_call"] = double(store->memoryBytes()) / double(n);
         state.counters["events_per_call"] = 8;
         // The dashboard's 1 Hz counts over them (model thread).
-        const auto countMs = [&] {
+        PackedCallTally tally; // (the dashboard's)
+        store->observeFrozen([&](const CallState& c, std::span<const CallEvent> e, int sign) {
+            tally.add(c, e, sign);
+        });
+        const auto countMs = [&](const PackedCallTally* packed = nullptr) {
             const auto start = std::chrono::steady_clock::now();
             DashboardSnapshot d;
-            countCalls(*store, {}, T0 + static_cast<EpochMillis>(n), d);
+            countCalls(*store, {}, T0 + static_cast<EpochMillis>(n), d, packed);
             return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
                                                              start)
                 .count();
@@ -221,7 +225,8 @@ void BM_TrackMillionCalls(benchmark::State& state) {
         malloc_trim(0);
         state.counters["tracked_bytes_per_call"] = double(heapInUse() - before) / double(n);
         state.counters["frozen_calls"] = double(store->frozenCount());
-        state.counters["tracked_count_ms"] = countMs();
+        state.counters["tracked_count_ms"] = countMs(&tally);
+        state.counters["packed_read_ms"] = countMs(); // (each read: the advice's cost)
         store.reset();
         state.ResumeTiming();
     }

@@ -601,8 +601,11 @@ std::vector<std::uint32_t> CallStore::apply(const ObservationBatch& b) {
 
 void CallStore::startFreezing(bool keepRoom) {
     m_keepRoom = keepRoom;
-    if (!m_frozen)
+    if (!m_frozen) {
         m_frozen = std::make_unique<FrozenCalls>();
+        if (m_frozenObserver)
+            observeFrozen(m_frozenObserver);
+    }
 }
 
 void CallStore::stopFreezing() {
@@ -632,6 +635,20 @@ void CallStore::forEachFrozen(const FrozenVisitor& each, std::size_t limit) cons
     if (m_frozen)
         m_frozen->forEach([&](const FrozenCalls::Entry& e) { each(e.callId, e.state, e.events); },
                           limit);
+}
+
+void CallStore::observeFrozen(
+    std::function<void(const CallState&, std::span<const CallEvent>, int sign)> observer) {
+    m_frozenObserver = std::move(observer);
+    if (!m_frozen)
+        return;
+    if (!m_frozenObserver) {
+        m_frozen->observe({});
+        return;
+    }
+    m_frozen->observe([f = m_frozenObserver](const FrozenCalls::Entry& e, int sign) {
+        f(e.state, e.events, sign);
+    });
 }
 
 std::uint32_t CallStore::thawNamed(std::string_view text) {
@@ -839,6 +856,7 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
     next.m_counters = m_counters;
     next.m_frozen = std::move(m_frozen);
     next.m_keepRoom = m_keepRoom;
+    next.m_frozenObserver = std::move(m_frozenObserver);
     for (const std::uint32_t call : m_callsToLook)
         if (map[call] != npos)
             next.m_callsToLook.push_back(map[call]);

@@ -238,6 +238,10 @@ public:
     using FrozenVisitor =
         std::function<void(std::string_view callId, const CallState&, std::span<const CallEvent>)>;
     void forEachFrozen(const FrozenVisitor& each, std::size_t limit = SIZE_MAX) const;
+    // Told of each call as it freezes (+1), and as it thaws or is forgotten
+    // (-1), from now on (FrozenCalls::observe); not when freezing stops.
+    void observeFrozen(
+        std::function<void(const CallState&, std::span<const CallEvent>, int sign)> observer);
     // Brings back the frozen call of this callId, and those of this bizNo
     // (a drill-down asks for either); returns the callId's call, or npos.
     std::uint32_t thawNamed(std::string_view callIdOrBizNo);
@@ -320,6 +324,7 @@ private:
     StoreCounters m_counters;
     std::unique_ptr<FrozenCalls> m_frozen;
     bool m_keepRoom = true; // (startFreezing)
+    std::function<void(const CallState&, std::span<const CallEvent>, int)> m_frozenObserver;
     std::vector<std::uint64_t> m_thawQueue;
     std::vector<std::uint32_t> m_callsToLook; // see lookFrozen
 };

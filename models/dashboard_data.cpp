@@ -21,8 +21,58 @@ bool namesWord(std::string_view text, std::string_view word) {
 }
 } // namespace
 
+namespace {
+
+// Each act of an instance on a call (an attempt, a caller event, a receipt):
+// `first` the first of that instance on it, `retry` a send beyond the first.
+template <typename Each> void eachAct(std::span<const CallEvent> events, Each each) {
+    std::uint32_t seen[8] = {};
+    int nSeen = 0;
+    for (const CallEvent& e : events) {
+        if (e.instance == 0 || (e.type != EventType::Attempt && e.type != EventType::Caller &&
+                                e.type != EventType::Receipt))
+            continue;
+        bool counted = false;
+        for (int k = 0; k < nSeen; ++k)
+            counted |= seen[k] == e.instance;
+        if (!counted && nSeen < 8)
+            seen[nSeen++] = e.instance;
+        const bool retry = e.type == EventType::Caller &&
+                           static_cast<CallerState>(e.code) == CallerState::AwaitingResponse &&
+                           e.aux > 1;
+        each(e, !counted && seen[nSeen - 1] == e.instance, retry);
+    }
+}
+
+} // namespace
+
+void PackedCallTally::add(const CallState& call, std::span<const CallEvent> events, int sign) {
+    m_calls += sign;
+    if (call.hasRecord())
+        m_records[static_cast<std::size_t>(call.recordStatus())] += sign;
+    eachAct(events, [&](const CallEvent& e, bool first, bool retry) {
+        Instance& in = m_instances[e.instance];
+        (e.type == EventType::Receipt ? in.serverActs : in.callerActs) += sign;
+        if (!first && !retry)
+            return;
+        const EpochMillis t = call.base() + e.dt;
+        const std::int64_t second = t >= 0 ? t / 1000 : (t - 999) / 1000;
+        auto it = in.bySecond.try_emplace(second).first;
+        if (first) {
+            in.calls += sign;
+            it->second[0] += sign;
+        }
+        if (retry) {
+            in.retries += sign;
+            it->second[1] += sign;
+        }
+        if (it->second[0] == 0 && it->second[1] == 0)
+            in.bySecond.erase(it);
+    });
+}
+
 void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, EpochMillis now,
-                DashboardSnapshot& out) {
+                DashboardSnapshot& out, const PackedCallTally* packed) {
     out.recordsByStatus = {};
     out.processingAges = {};
     out.instances.clear();
@@ -45,13 +95,13 @@ void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, E
             return -1;
         return static_cast<std::ptrdiff_t>((t - from) * std::int64_t(kLaneBuckets) / span);
     };
-    const auto bump = [](std::vector<std::uint16_t>& lane, std::ptrdiff_t b) {
-        if (b < 0)
+    const auto bump = [](std::vector<std::uint16_t>& lane, std::ptrdiff_t b, std::int64_t n = 1) {
+        if (b < 0 || n <= 0)
             return;
         if (lane.empty())
             lane.assign(kLaneBuckets, 0);
-        auto& n = lane[static_cast<std::size_t>(b)];
-        n = static_cast<std::uint16_t>(std::min<int>(n + 1, 65535));
+        auto& x = lane[static_cast<std::size_t>(b)];
+        x = static_cast<std::uint16_t>(std::min<std::int64_t>(x + n, 65535));
     };
     const auto count = [&](const CallState& call, std::span<const CallEvent> events) {
         if (call.hasRecord()) {
@@ -64,33 +114,44 @@ void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, E
                 out.processingAges[b]++;
             }
         }
-        std::uint32_t seen[8] = {};
-        int nSeen = 0;
-        for (const CallEvent& e : events) {
-            if (e.instance == 0 || (e.type != EventType::Attempt && e.type != EventType::Caller &&
-                                    e.type != EventType::Receipt))
-                continue;
+        eachAct(events, [&](const CallEvent& e, bool first, bool retry) {
             InstanceStats& st = byInstance[e.instance];
             (e.type == EventType::Receipt ? st.server : st.caller) = true;
-            bool counted = false;
-            for (int k = 0; k < nSeen; ++k)
-                counted |= seen[k] == e.instance;
-            if (!counted && nSeen < 8) {
-                seen[nSeen++] = e.instance;
+            if (first) {
                 st.calls++;
                 bump(st.callsOverTime, bucketOf(call.base() + e.dt));
             }
-            if (e.type == EventType::Caller &&
-                static_cast<CallerState>(e.code) == CallerState::AwaitingResponse && e.aux > 1) {
+            if (retry) {
                 st.retries++;
                 bump(st.retriesOverTime, bucketOf(call.base() + e.dt));
             }
-        }
+        });
     };
     for (std::uint32_t i = 0; i < store.size(); ++i)
         count(store.call(i), store.events(i));
-    store.forEachFrozen(
-        [&](std::string_view, const CallState& c, std::span<const CallEvent> e) { count(c, e); });
+    if (packed) {
+        // (A packed call is final: its record, when read, is terminal.)
+        for (std::size_t k = 0; k < out.recordsByStatus.size(); ++k)
+            out.recordsByStatus[k] += static_cast<int>(packed->m_records[k]);
+        for (const auto& [id, in] : packed->m_instances) {
+            if (in.calls == 0 && in.retries == 0 && in.callerActs == 0 && in.serverActs == 0)
+                continue;
+            InstanceStats& st = byInstance[id];
+            st.calls += static_cast<int>(in.calls);
+            st.retries += static_cast<int>(in.retries);
+            st.caller |= in.callerActs > 0;
+            st.server |= in.serverActs > 0;
+            for (const auto& [second, n] : in.bySecond) {
+                const EpochMillis t = second * 1000;
+                const std::ptrdiff_t b = t + 999 < from ? -1 : bucketOf(std::max(t, from));
+                bump(st.callsOverTime, b, n[0]);
+                bump(st.retriesOverTime, b, n[1]);
+            }
+        }
+    } else {
+        store.forEachFrozen([&](std::string_view, const CallState& c,
+                                std::span<const CallEvent> e) { count(c, e); });
+    }
     std::map<std::string, InstanceStats> named;
     for (auto& [id, st] : byInstance) {
         st.instance = store.instance(id);

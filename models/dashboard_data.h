@@ -66,11 +66,36 @@ struct DashboardSnapshot {
     bool windowJudged = false;  // every source has loaded the window or is down
 };
 
+// Live, calls final and healthy wait packed (CallStore::freeze), millions of
+// them: what the counts need of them is kept as they freeze, thaw and are
+// forgotten (CallStore::observeFrozen), so that the 1 Hz counts read none.
+// Their lanes are kept to the second.
+class PackedCallTally {
+public:
+    // A call packed (+1), or taken back or forgotten (-1).
+    void add(const CallState& call, std::span<const CallEvent> events, int sign);
+    void clear() { *this = {}; }
+    std::int64_t calls() const { return m_calls; }
+
+private:
+    friend void countCalls(const CallStore&, const std::vector<Anomaly>&, EpochMillis,
+                           DashboardSnapshot&, const PackedCallTally*);
+    struct Instance {
+        std::int64_t calls = 0, retries = 0, callerActs = 0, serverActs = 0;
+        // second -> calls first acted on, retries
+        std::map<std::int64_t, std::array<std::int32_t, 2>> bySecond;
+    };
+    std::int64_t m_calls = 0;
+    std::array<std::int64_t, 3> m_records{};       // by RecordStatus
+    std::map<std::uint32_t, Instance> m_instances; // by the store's instance id
+};
+
 // The 1 Hz figures of the dashboard from the store and the anomalies: records
 // by status, PROCESSING records by age, and per instance (attempts and caller
-// events) the calls it acted on, its retries and the anomalies naming it.
+// events) the calls it acted on, its retries and the anomalies naming it. The
+// packed calls from `packed` when given (live), else read one by one.
 void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, EpochMillis now,
-                DashboardSnapshot& out);
+                DashboardSnapshot& out, const PackedCallTally* packed = nullptr);
 
 struct CallDetail {
     std::string query; // what was asked (a callId or a bizNo)

@@ -242,6 +242,8 @@ bool FrozenCalls::add(const Entry& e, EpochMillis firstAt) {
         m_added.push_back({keyHash(Key::BizNo, e.bizNo), entry, Key::BizNo});
     if (m_added.size() >= 3 * 1024)
         indexAdded();
+    if (m_observer)
+        m_observer(e, +1);
     return true;
 }
 
@@ -325,6 +327,10 @@ void FrozenCalls::remove(std::uint64_t at) {
     const std::uint64_t position = positionOf(at);
     if (position == UINT64_MAX)
         return;
+    if (m_observer) {
+        std::vector<CallEvent> events;
+        m_observer(decode(position, events), -1);
+    }
     m_positions[at - m_firstEntry] |= kTaken;
     m_blocks[(position >> 32) - m_firstBlock].live--;
     --m_live;
@@ -445,6 +451,13 @@ std::size_t FrozenCalls::dropOldest(std::size_t calls, std::size_t bytes) {
 }
 
 void FrozenCalls::dropFront() {
+    if (m_observer) {
+        std::vector<CallEvent> events;
+        for (std::size_t k = 0; k < m_positions.size() && (m_positions[k] >> 32) == m_firstBlock;
+             ++k)
+            if (!(m_positions[k] & kTaken))
+                m_observer(decode(m_positions[k], events), -1);
+    }
     const Block& b = m_blocks.front();
     m_live -= b.live;
     m_bytes -= b.size;
@@ -457,6 +470,8 @@ void FrozenCalls::dropFront() {
 }
 
 void FrozenCalls::clear() {
+    if (m_observer)
+        forEach([&](const Entry& e) { m_observer(e, -1); });
     m_blocks.clear();
     m_firstBlock = 0;
     m_cached = UINT64_MAX; // (serials start again)

@@ -76,6 +76,11 @@ public:
     // (memoryBytes) are held; returns how many entries went.
     std::size_t dropOldest(std::size_t calls, std::size_t bytes);
     void clear();
+    // Told of each entry as it is added (+1) and as it goes (-1: taken back
+    // or forgotten): live, the dashboard keeps its counts of them so (see
+    // PackedCallTally) and reads none at 1 Hz. Unset, nothing is decoded.
+    using Observer = std::function<void(const Entry&, int sign)>;
+    void observe(Observer observer) { m_observer = std::move(observer); }
     std::size_t size() const { return m_live; }
     std::size_t memoryBytes() const;
 
@@ -133,6 +138,7 @@ private:
     };
     std::vector<Added> m_added;
     std::vector<CallEvent> m_read; // the events of the entry read last
+    Observer m_observer;
 
     std::deque<Block> m_blocks;
     std::uint64_t m_firstBlock = 0; // the serial number of m_blocks.front()

@@ -124,6 +124,9 @@ TEST(InstanceLanes, FrozenCallsCountAsTheyDidWhileHeld) {
     countCalls(s.store, s.engine.anomalies(), now, held);
 
     s.store.startFreezing();
+    PackedCallTally tally; // (the dashboard's: counted as they pack, none read)
+    s.store.observeFrozen(
+        [&](const CallState& c, std::span<const CallEvent> e, int sign) { tally.add(c, e, sign); });
     std::vector<std::uint8_t> leaving(s.store.size(), 0);
     for (std::uint32_t i = 0; i < s.store.size(); ++i)
         if (s.store.callId(i)[0] == 'c' && !s.engine.holds(i))
@@ -147,4 +150,57 @@ TEST(InstanceLanes, FrozenCallsCountAsTheyDidWhileHeld) {
         EXPECT_EQ(b.retriesOverTime, a.retriesOverTime) << a.instance;
     }
     EXPECT_EQ(find(frozen, "api-2")->calls, 20);
+
+    // Counted as they packed: the same figures, the lanes to the second (an
+    // act may fall one bucket earlier, never later).
+    const auto cumulative = [](const std::vector<std::uint16_t>& lane) {
+        std::vector<int> c(kLaneBuckets + 1, 0);
+        for (std::size_t b = 0; b < lane.size(); ++b)
+            c[b + 1] = c[b] + lane[b];
+        for (std::size_t b = lane.size(); b < kLaneBuckets; ++b)
+            c[b + 1] = c[b];
+        return c;
+    };
+    const auto expectLikeHeld = [&](const DashboardSnapshot& d) {
+        EXPECT_EQ(d.recordsByStatus, held.recordsByStatus);
+        EXPECT_EQ(d.laneFrom, held.laneFrom);
+        ASSERT_EQ(d.instances.size(), held.instances.size());
+        for (std::size_t k = 0; k < held.instances.size(); ++k) {
+            const InstanceStats &a = held.instances[k], &b = d.instances[k];
+            EXPECT_EQ(b.calls, a.calls) << a.instance;
+            EXPECT_EQ(b.retries, a.retries) << a.instance;
+            EXPECT_EQ(b.caller, a.caller) << a.instance;
+            EXPECT_EQ(b.server, a.server) << a.instance;
+            for (const auto& [x, y] : {std::pair{&a.callsOverTime, &b.callsOverTime},
+                                       std::pair{&a.retriesOverTime, &b.retriesOverTime}}) {
+                const auto h = cumulative(*x), t = cumulative(*y);
+                EXPECT_EQ(t.back(), h.back()) << a.instance;
+                for (std::size_t j = 1; j < kLaneBuckets; ++j) {
+                    EXPECT_GE(t[j], h[j]) << a.instance << " bucket " << j;
+                    EXPECT_LE(t[j], h[j + 1]) << a.instance << " bucket " << j;
+                }
+            }
+        }
+    };
+    EXPECT_EQ(tally.calls(), 30);
+    DashboardSnapshot tallied;
+    countCalls(s.store, s.engine.anomalies(), now, tallied, &tally);
+    expectLikeHeld(tallied);
+    // One comes back (a search), the others are forgotten: the tally follows.
+    ASSERT_NE(s.store.thawNamed("c3"), CallStore::npos);
+    EXPECT_EQ(tally.calls(), 29);
+    countCalls(s.store, s.engine.anomalies(), now, tallied, &tally);
+    expectLikeHeld(tallied);
+    s.store.dropFrozenOldest(0, SIZE_MAX);
+    EXPECT_EQ(s.store.frozenCount(), 0u);
+    EXPECT_EQ(tally.calls(), 0);
+    DashboardSnapshot alone, talliedAlone;
+    countCalls(s.store, s.engine.anomalies(), now, alone);
+    countCalls(s.store, s.engine.anomalies(), now, talliedAlone, &tally);
+    EXPECT_EQ(talliedAlone.recordsByStatus, alone.recordsByStatus);
+    ASSERT_EQ(talliedAlone.instances.size(), alone.instances.size());
+    for (std::size_t k = 0; k < alone.instances.size(); ++k) {
+        EXPECT_EQ(talliedAlone.instances[k].calls, alone.instances[k].calls);
+        EXPECT_EQ(talliedAlone.instances[k].callsOverTime, alone.instances[k].callsOverTime);
+    }
 }
