@@ -121,6 +121,7 @@ void DashboardBackend::computeStats(DashboardSnapshot& s, EpochMillis now) {
     const CallStore& store = m_monitor->store();
     s.statsIncluded = true;
     s.calls = store.size() + store.frozenCount();
+    s.packedCalls = store.frozenCount();
     const StoreCounters& c = store.counters();
     const double seconds = m_lastStats ? double(now - m_lastStats) / 1000.0 : 0;
     if (seconds > 0) {

@@ -47,7 +47,8 @@ inline constexpr std::array<EpochMillis, 7> kAgeBucketLimits{1000,    5000,    3
 
 struct DashboardSnapshot {
     EpochMillis at = kNoTime;
-    std::size_t calls = 0;
+    std::size_t calls = 0;                // tracked: held in full, or packed
+    std::size_t packedCalls = 0;          // of them, packed (live: final and healthy)
     std::array<int, 3> recordsByStatus{}; // PROCESSING, SUCCESS, FAILED
     double receiptsPerSec = 0, attemptsPerSec = 0, callerEventsPerSec = 0, recordsPerSec = 0;
     std::array<int, kAgeBucketNames.size()> processingAges{};

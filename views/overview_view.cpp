@@ -99,7 +99,9 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
     add(1, 1, tr("Open warning"), &m_warning, tr("Open anomalies of severity warning"));
     add(1, 2, tr("Open info"), &m_info, tr("Open anomalies of severity info (orphan receipts)"));
     add(1, 3, tr("CallIds tracked"), &m_calls,
-        tr("CallIds held in memory: the window plus live traffic, less what retention evicted"));
+        tr("CallIds held in memory: the window plus live traffic, less what retention evicted. "
+           "A call final and healthy is kept packed (about 100 bytes) until retention passes "
+           "it; a search brings it back whole"));
     add(1, 4, tr("Rejected messages"), &m_rejected,
         tr("Malformed messages and rows, counted and skipped; hover the number for samples"));
     m_critical->setStyleSheet(QStringLiteral("color: %1").arg(severityColor("critical").name()));
@@ -369,6 +371,9 @@ void OverviewView::showFigures() {
     partial(m_info, m_bySeverity[0]);
     if (s.statsIncluded) {
         m_calls->setText(QString::number(s.calls));
+        m_calls->setToolTip(tr("%1 held in full, %2 packed (final and healthy)")
+                                .arg(s.calls - s.packedCalls)
+                                .arg(s.packedCalls));
         m_rejected->setText(QString::number(s.rejected));
     }
     if (!s.rejectedSamples.empty()) {

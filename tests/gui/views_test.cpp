@@ -1132,3 +1132,24 @@ TEST(CachedTextDelegate, DrawsCellsAsTheStyledDelegateDoes) {
     EXPECT_EQ(view.grab().toImage(), cached);
     EXPECT_EQ(delegate->cachedTexts(), held);
 }
+
+// Live, calls final and healthy are kept packed: the tracked figure counts
+// them, and says how many are.
+TEST(MainWindow, TrackedCallsSayHowManyArePacked) {
+    MainWindow w(QStringLiteral("packed"));
+    w.resize(1024, 700);
+    w.show();
+    auto snap = snapshotAt(T0, {sourceIn("postgres", SourceState::Live, T0 - 60'000),
+                                sourceIn("kafka", SourceState::Live, T0 - 60'000)});
+    snap->calls = 2472;
+    snap->packedCalls = 2100;
+    w.takeSnapshot(snap);
+    w.flush();
+    QLabel* tracked = nullptr;
+    for (QLabel* l : w.overview()->findChildren<QLabel*>())
+        if (l->text() == QStringLiteral("2472"))
+            tracked = l;
+    ASSERT_TRUE(tracked);
+    EXPECT_EQ(tracked->toolTip(),
+              QStringLiteral("372 held in full, 2100 packed (final and healthy)"));
+}
