@@ -43,7 +43,9 @@ DashboardBackend::~DashboardBackend() {
 
 void DashboardBackend::start() {
     m_monitor = std::make_unique<Monitor>(m_config, m_options);
-    m_packed.clear();
+    // (Packed until retention or key_rotation_window, the longer, has passed them.)
+    m_packed = PackedCallTally(Millis{std::max(m_config.retention.finishedCalls.count(),
+                                               m_config.detect.keyRotationWindow.count())});
     m_monitor->observeFrozen([this](const CallState& c, std::span<const CallEvent> e, int sign) {
         m_packed.add(c, e, sign);
     });
@@ -77,7 +79,15 @@ void DashboardBackend::tick() {
         m_phase = Phase::Following;
     }
     try {
-        // Retention and the memory budget, as in watch: once a minute.
+        const bool wasJudged = m_monitor->windowJudged();
+        auto changes = m_monitor->pump(now);
+        m_pending.insert(m_pending.end(), std::make_move_iterator(changes.begin()),
+                         std::make_move_iterator(changes.end()));
+        if (!wasJudged && m_monitor->windowJudged())
+            emit status(QStringLiteral("Following live"));
+        // Retention and the memory budget, as in watch: once a minute, after
+        // what is queued has been applied (calls whose data the sources have
+        // read are packed).
         if (m_lastRetention == 0) {
             m_lastRetention = now;
         } else if (m_monitor->windowJudged() &&
@@ -86,12 +96,6 @@ void DashboardBackend::tick() {
             // Resolved anomalies stay listed for as long as the window is long.
             m_monitor->applyRetention(now, Millis{m_windowMs});
         }
-        const bool wasJudged = m_monitor->windowJudged();
-        auto changes = m_monitor->pump(now);
-        m_pending.insert(m_pending.end(), std::make_move_iterator(changes.begin()),
-                         std::make_move_iterator(changes.end()));
-        if (!wasJudged && m_monitor->windowJudged())
-            emit status(QStringLiteral("Following live"));
     } catch (const SourceError& e) {
         m_phase = Phase::Failed;
         emit fatal(QString::fromStdString(e.what()));

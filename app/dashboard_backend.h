@@ -66,6 +66,9 @@ private:
     MonitorOptions m_options;
     EpochMillis m_since;
     std::int64_t m_windowMs; // how far back the window reached when it started
+    // The calls the store holds packed (live), counted as they pack (before
+    // the monitor: its store tells it until it goes).
+    PackedCallTally m_packed;
     std::unique_ptr<Monitor> m_monitor;
     QTimer* m_timer = nullptr;
     enum class Phase { Connecting, Following, Failed } m_phase = Phase::Connecting;
@@ -73,7 +76,6 @@ private:
     std::map<std::string, SourceHealth> m_sources;
     EpochMillis m_lastSnapshot = 0, m_lastStats = 0, m_lastRetention = 0;
     StoreCounters m_lastCounters;
-    PackedCallTally m_packed; // the calls the store holds packed (live), counted as they pack
     std::atomic<bool> m_cancelCall{false}, m_stopping{false}, m_cancelReport{false};
 };
 

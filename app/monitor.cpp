@@ -605,7 +605,8 @@ std::size_t Monitor::freezeFinal(EpochMillis now, const RetentionPolicy& policy)
     const std::size_t before = m_store.size() + m_store.frozenCount();
     const Millis kept{
         std::max(policy.finishedCalls.count(), m_config.detect.keyRotationWindow.count())};
-    releaseFinal(m_store, m_engine, policy, {std::min(readTo, now), finalGrace(), kept}, now, 0);
+    releaseFinal(m_store, m_engine, policy, {std::min(readTo, now), finalGrace(), kept, true}, now,
+                 0);
     return before - (m_store.size() + m_store.frozenCount());
 }
 
@@ -689,7 +690,7 @@ void Monitor::liveThread(const std::string& source, EpochMillis since) {
 void Monitor::startLive(EpochMillis since) {
     m_stop = false;
     m_live = true;
-    m_store.startFreezing(false); // see freezeFinal
+    m_store.startFreezing(true); // live: see freezeFinal
     const EpochMillis now = nowMillis();
     m_pgTrack.configured = m_config.readsPostgres();
     m_kafkaTrack.configured = m_config.readsKafka();
@@ -848,7 +849,8 @@ std::size_t Monitor::applyRetention(EpochMillis now, Millis keepResolved) {
 
 std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<bool>& cancel,
                                   ColdFetchStats* stats) {
-    const std::uint32_t known = m_store.thawNamed(callId); // (a frozen call comes back whole)
+    // (A packed call comes back whole, with its key-rotation siblings.)
+    const std::uint32_t known = m_store.thawNamed(callId, false);
     if (known != CallStore::npos &&
         (m_store.call(known).hasRecord() || !m_config.readsPostgres())) {
         probeNow(known);

@@ -153,7 +153,7 @@ void BM_TrackMillionCalls(benchmark::State& state) {
         const std::size_t before = heapInUse();
         state.ResumeTiming();
         auto store = std::make_unique<CallStore>();
-        store->startFreezing(false); // as live modes do
+        store->startFreezing(true); // as live modes do
         std::mt19937_64 rng(7);
         for (std::size_t i = 0; i < n; ++i) {
             const std::string id = "cid-20240520-" + std::to_string(10'000'000 + i);
@@ -221,7 +221,7 @@ void BM_TrackMillionCalls(benchmark::State& state) {
         DetectionEngine engine(DetectThresholds{}, DetectionSources{});
         const EpochMillis readTo = T0 + static_cast<EpochMillis>(n) + 3'600'000;
         releaseFinal(*store, engine, RetentionPolicy{},
-                     {readTo, Millis{300'000}, Millis{24 * 3'600'000}}, readTo, 0);
+                     {readTo, Millis{300'000}, Millis{24 * 3'600'000}, true}, readTo, 0);
         malloc_trim(0);
         state.counters["tracked_bytes_per_call"] = double(heapInUse() - before) / double(n);
         state.counters["frozen_calls"] = double(store->frozenCount());
@@ -295,7 +295,7 @@ void BM_Retention24h(benchmark::State& state) {
         const std::size_t before = heapInUse();
         CallStore store;
         if (live)
-            store.startFreezing(false);
+            store.startFreezing(true);
         const DetectThresholds thresholds;
         DetectionEngine engine(thresholds, DetectionSources{});
         const RetentionPolicy policy; // 30 minutes, 5M calls, 1 GiB
@@ -346,7 +346,7 @@ void BM_Retention24h(benchmark::State& state) {
             if (live) // (Monitor::freezeFinal)
                 releaseFinal(store, engine, policy,
                              {now, thresholds.stuckAfter,
-                              std::max(policy.finishedCalls, thresholds.keyRotationWindow)},
+                              std::max(policy.finishedCalls, thresholds.keyRotationWindow), true},
                              now, 0);
             applyRetention(store, engine, policy, now);
             if ((minute + 1) % 60 == 0)

@@ -312,7 +312,31 @@ std::uint32_t CallStore::add(const RecordObservation& o) {
     return i;
 }
 
+bool CallStore::packedRecordUnchanged(const RecordObservation& o) {
+    std::vector<std::uint64_t> found;
+    if (!m_frozen->find(FrozenCalls::Key::CallId, o.callId, found) || found.size() != 1)
+        return false;
+    const CallState c = m_frozen->read(found.front()).state;
+    if (!c.hasRecord())
+        return false;
+    const std::int32_t created = toDt(c, o.createdAt), updated = toDt(c, o.updatedAt);
+    const auto status = static_cast<std::uint8_t>(1 + static_cast<int>(o.status));
+    const auto lock = static_cast<std::uint16_t>(std::clamp(o.lockVersion, 0, 65535));
+    // As addOne tells a row read again: the same, or an older state read late.
+    return (c.created == created && c.updated == updated && c.record == status &&
+            c.lockVersion == lock) ||
+           (updated != kNoDt && c.updated != kNoDt && updated < c.updated && created == c.created);
+}
+
 std::uint32_t CallStore::addOne(const RecordObservation& o, const std::uint64_t* callIdHash) {
+    // Live, the record feed reads the last clock_skew again every 30 s: a
+    // packed call's row as it was stays out (else it would come back, and be
+    // packed again, each time).
+    if (m_liveFreezing && m_frozen && m_frozen->size() > 0 && m_callIds.find(o.callId) == 0 &&
+        packedRecordUnchanged(o)) {
+        m_counters.unchangedRows++;
+        return npos;
+    }
     const std::uint32_t i =
         callFor(o.callId, o.createdAt != kNoTime ? o.createdAt : o.updatedAt, callIdHash);
     CallState& c = m_calls[i];
@@ -568,7 +592,8 @@ void CallStore::addAll(const ObservationList<Observation>& list, Each each) {
         }
         const std::uint32_t i = addOne(list[k], &hash);
         thawPending();
-        each(i);
+        if (i != npos) // (a packed call's row read again, unchanged: it stays packed)
+            each(i);
     }
 }
 
@@ -599,8 +624,9 @@ std::vector<std::uint32_t> CallStore::apply(const ObservationBatch& b) {
     return touched;
 }
 
-void CallStore::startFreezing(bool keepRoom) {
-    m_keepRoom = keepRoom;
+void CallStore::startFreezing(bool live) {
+    m_keepRoom = !live;
+    m_liveFreezing = live;
     if (!m_frozen) {
         m_frozen = std::make_unique<FrozenCalls>();
         if (m_frozenObserver)
@@ -610,6 +636,7 @@ void CallStore::startFreezing(bool keepRoom) {
 
 void CallStore::stopFreezing() {
     m_frozen.reset();
+    m_liveFreezing = false;
     m_thawQueue.clear();
     m_callsToLook.clear();
 }
@@ -651,12 +678,13 @@ void CallStore::observeFrozen(
     });
 }
 
-std::uint32_t CallStore::thawNamed(std::string_view text) {
+std::uint32_t CallStore::thawNamed(std::string_view text, bool bizNoToo) {
     if (!m_frozen || m_frozen->size() == 0)
         return find(text);
     std::vector<std::uint64_t> found;
     m_frozen->find(FrozenCalls::Key::CallId, text, found);
-    m_frozen->find(FrozenCalls::Key::BizNo, text, found);
+    if (bizNoToo)
+        m_frozen->find(FrozenCalls::Key::BizNo, text, found);
     m_thawQueue.insert(m_thawQueue.end(), found.begin(), found.end());
     thawQueued();
     thawSiblings(); // (their key-rotation groups whole, as for any thawed call)
@@ -856,6 +884,7 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
     next.m_counters = m_counters;
     next.m_frozen = std::move(m_frozen);
     next.m_keepRoom = m_keepRoom;
+    next.m_liveFreezing = m_liveFreezing;
     next.m_frozenObserver = std::move(m_frozenObserver);
     for (const std::uint32_t call : m_callsToLook)
         if (map[call] != npos)

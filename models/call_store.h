@@ -209,12 +209,14 @@ public:
     // (packed, without the indexes of the store) until key_rotation_window
     // has passed it; a later call of its callId, digest or bizNo brings it
     // back as it was, so key rotations are found across the whole window
-    // while memory holds only the calls still open. `keepRoom` (a window
-    // loading): a compaction keeps the id tables sized for as many calls as
-    // before it, since the store fills up again at once; live, they are sized
-    // for the calls kept (else a store that once held every call of the
-    // window would keep the room for them: 50 B a call at 1M).
-    void startFreezing(bool keepRoom = true);
+    // while memory holds only the calls still open. While a window loads, a
+    // compaction keeps the id tables sized for as many calls as before it,
+    // since the store fills up again at once. `live`: they are sized for the
+    // calls kept (else a store that once held every call of the window would
+    // keep the room for them: 50 B a call at 1M), and a record row read
+    // again unchanged (the feed looks back clock_skew every 30 s) leaves its
+    // packed call packed.
+    void startFreezing(bool live = false);
     void stopFreezing();
     bool freezing() const { return m_frozen != nullptr; }
     // Packs the call; it leaves the store at the next compact (the caller's
@@ -243,8 +245,9 @@ public:
     void observeFrozen(
         std::function<void(const CallState&, std::span<const CallEvent>, int sign)> observer);
     // Brings back the frozen call of this callId, and those of this bizNo
-    // (a drill-down asks for either); returns the callId's call, or npos.
-    std::uint32_t thawNamed(std::string_view callIdOrBizNo);
+    // (a search asks for either) unless not `bizNoToo`; returns the callId's
+    // call, or npos.
+    std::uint32_t thawNamed(std::string_view callIdOrBizNo, bool bizNoToo = true);
     // Another call shares one of its traceIds (such calls are not frozen:
     // the trace index does not follow them).
     bool hasTraceLinks(std::uint32_t call) const { return m_linksOf.count(call) != 0; }
@@ -277,6 +280,7 @@ private:
     void setOwnDigest(std::uint32_t call, std::uint32_t digestId);
     void setBizNo(std::uint32_t call, std::uint32_t bizNoId);
     static std::int32_t toDt(const CallState& c, EpochMillis t);
+    bool packedRecordUnchanged(const RecordObservation& o); // (live freezing)
     void append(std::uint32_t call, const CallEvent& e);
     // A call's events, all at once (it has none yet): their copies, for the
     // caller to amend.
@@ -323,7 +327,8 @@ private:
     std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> m_linksOf; // call -> links
     StoreCounters m_counters;
     std::unique_ptr<FrozenCalls> m_frozen;
-    bool m_keepRoom = true; // (startFreezing)
+    bool m_keepRoom = true;      // (startFreezing)
+    bool m_liveFreezing = false; // (startFreezing)
     std::function<void(const CallState&, std::span<const CallEvent>, int)> m_frozenObserver;
     std::vector<std::uint64_t> m_thawQueue;
     std::vector<std::uint32_t> m_callsToLook; // see lookFrozen

@@ -46,6 +46,17 @@ template <typename Each> void eachAct(std::span<const CallEvent> events, Each ea
 
 } // namespace
 
+PackedCallTally::PackedCallTally(Millis horizon)
+    : m_stepMs(std::max<std::int64_t>(1, horizon.count() / 3'600'000) * 1000) {}
+
+EpochMillis PackedCallTally::earliest() const {
+    EpochMillis t = kNoTime;
+    for (const auto& [_, in] : m_instances)
+        if (!in.bySecond.empty())
+            t = std::min(t == kNoTime ? INT64_MAX : t, in.bySecond.begin()->first * m_stepMs);
+    return t;
+}
+
 void PackedCallTally::add(const CallState& call, std::span<const CallEvent> events, int sign) {
     m_calls += sign;
     if (call.hasRecord())
@@ -56,8 +67,8 @@ void PackedCallTally::add(const CallState& call, std::span<const CallEvent> even
         if (!first && !retry)
             return;
         const EpochMillis t = call.base() + e.dt;
-        const std::int64_t second = t >= 0 ? t / 1000 : (t - 999) / 1000;
-        auto it = in.bySecond.try_emplace(second).first;
+        const std::int64_t step = t >= 0 ? t / m_stepMs : (t - m_stepMs + 1) / m_stepMs;
+        auto it = in.bySecond.try_emplace(step).first;
         if (first) {
             in.calls += sign;
             it->second[0] += sign;
@@ -83,9 +94,14 @@ void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, E
         from = std::min(from, store.call(i).base());
     // (Frozen calls, live: final and healthy, packed; the first frozen began
     // about the earliest.)
-    store.forEachFrozen([&](std::string_view, const CallState& c,
-                            std::span<const CallEvent>) { from = std::min(from, c.base()); },
-                        1);
+    if (packed) {
+        if (const EpochMillis t = packed->earliest(); t != kNoTime)
+            from = std::min(from, t);
+    } else {
+        store.forEachFrozen([&](std::string_view, const CallState& c,
+                                std::span<const CallEvent>) { from = std::min(from, c.base()); },
+                            1);
+    }
     from = std::max(from, now - 24 * 3'600'000);
     const EpochMillis span = now - from + 1;
     out.laneFrom = from;
@@ -141,9 +157,10 @@ void countCalls(const CallStore& store, const std::vector<Anomaly>& anomalies, E
             st.retries += static_cast<int>(in.retries);
             st.caller |= in.callerActs > 0;
             st.server |= in.serverActs > 0;
-            for (const auto& [second, n] : in.bySecond) {
-                const EpochMillis t = second * 1000;
-                const std::ptrdiff_t b = t + 999 < from ? -1 : bucketOf(std::max(t, from));
+            for (const auto& [step, n] : in.bySecond) {
+                const EpochMillis t = step * packed->m_stepMs;
+                const std::ptrdiff_t b =
+                    t + packed->m_stepMs - 1 < from ? -1 : bucketOf(std::max(t, from));
                 bump(st.callsOverTime, b, n[0]);
                 bump(st.retriesOverTime, b, n[1]);
             }

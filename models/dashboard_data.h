@@ -70,22 +70,27 @@ struct DashboardSnapshot {
 // Live, calls final and healthy wait packed (CallStore::freeze), millions of
 // them: what the counts need of them is kept as they freeze, thaw and are
 // forgotten (CallStore::observeFrozen), so that the 1 Hz counts read none.
-// Their lanes are kept to the second.
+// Their lanes are kept in steps of a second, or of `horizon` / 3,600 when
+// they stay packed longer than an hour (at most 3,600 steps an instance).
 class PackedCallTally {
 public:
+    explicit PackedCallTally(Millis horizon = Millis{3'600'000});
     // A call packed (+1), or taken back or forgotten (-1).
     void add(const CallState& call, std::span<const CallEvent> events, int sign);
-    void clear() { *this = {}; }
+    void clear() { *this = PackedCallTally(Millis{m_stepMs * 3600}); }
     std::int64_t calls() const { return m_calls; }
+    // The earliest act counted, kNoTime when none (the lanes' start).
+    EpochMillis earliest() const;
 
 private:
     friend void countCalls(const CallStore&, const std::vector<Anomaly>&, EpochMillis,
                            DashboardSnapshot&, const PackedCallTally*);
     struct Instance {
         std::int64_t calls = 0, retries = 0, callerActs = 0, serverActs = 0;
-        // second -> calls first acted on, retries
+        // step (time / m_stepMs) -> calls first acted on, retries
         std::map<std::int64_t, std::array<std::int32_t, 2>> bySecond;
     };
+    std::int64_t m_stepMs = 1000;
     std::int64_t m_calls = 0;
     std::array<std::int64_t, 3> m_records{};       // by RecordStatus
     std::map<std::uint32_t, Instance> m_instances; // by the store's instance id

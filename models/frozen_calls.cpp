@@ -435,8 +435,11 @@ std::size_t FrozenCalls::dropOldest(std::size_t calls, std::size_t bytes) {
     while (!m_blocks.empty() && m_live > calls)
         dropFront();
     // By bytes, the index counts as it will be once rebuilt for the entries
-    // left (its slots do not shrink while blocks go): twice their keys.
-    const double keysPerEntry = before > 0 ? double(m_filled) / double(before) : 0;
+    // left (its slots do not shrink while blocks go): twice their keys, as
+    // many a live entry as it has now, once stale slots are gone.
+    if (memoryBytes() > bytes)
+        rebuild(true);
+    const double keysPerEntry = m_live > 0 ? double(m_filled) / double(m_live) : 0;
     const std::size_t slotBytes = m_slots.capacity() * sizeof(Slot);
     const auto projected = [&] {
         const auto slots = std::max(1024.0, 2 * keysPerEntry * double(m_live));

@@ -174,14 +174,15 @@ ReleaseResult releaseFinal(CallStore& store, DetectionEngine& engine, const Rete
         const CallState& c = store.call(i);
         if (engine.holds(i) || (c.caller != 0 && !callerDone(c)) || !finishedCall(store, i, policy))
             continue;
-        if (store.lastEventAt(i) >= settledBefore)
+        const EpochMillis lastAt = store.lastEventAt(i);
+        if (lastAt >= settledBefore)
             continue;
-        const EpochMillis firstAt = firstEventAt(store, i);
-        if (firstAt < keysClosedBefore) {
+        const EpochMillis keyAt = line.byLastEvent ? lastAt : firstEventAt(store, i);
+        if (keyAt < keysClosedBefore) {
             ready.push_back(i);
         } else if (store.freezing() && !store.hasTraceLinks(i) && !sharesKey(store, c)) {
             ready.push_back(i);
-            freezeAt[i] = firstAt;
+            freezeAt[i] = keyAt;
         }
     }
     ReleaseResult r;

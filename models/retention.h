@@ -42,10 +42,15 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
 // the store freezes (CallStore::freeze: a call of the same key brings them
 // back), else they stay. Returns how many left that had not left before
 // (onLeave is told of those only).
+// `byLastEvent` (live, where the window is retention's): a call leaves for
+// good, or its packed block goes, once its last event (not its first) lies
+// before readTo - keyRotationWindow, so that a long call is kept as long
+// after its last event as retention keeps any.
 struct FinalLine {
     EpochMillis readTo = kNoTime;
     Millis grace{0};
     Millis keyRotationWindow{0};
+    bool byLastEvent = false;
 };
 struct ReleaseResult {
     std::size_t left = 0;

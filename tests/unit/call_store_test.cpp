@@ -469,6 +469,40 @@ TEST(CallStore, ASearchByBizNoThawsItsCalls) {
     EXPECT_EQ(s.store.frozenCount(), 1u);
 }
 
+// Live, the record feed reads the last clock_skew again every 30 s: a row
+// read again as it was leaves its packed call packed (it came back, and was
+// packed again, each time); a row that changed brings it back.
+TEST(CallStore, ARowReadAgainUnchangedLeavesItsPackedCallPacked) {
+    CallStore store;
+    store.startFreezing(true);
+    const RecordObservation row{"a", D(1),    RecordStatus::Success, "api-1", 1,
+                                T0,  T0 + 40, T0 + 86'400'000};
+    store.add(row);
+    freezeAndCompact(store, [](const std::string&) { return true; });
+    ASSERT_EQ(store.frozenCount(), 1u);
+    const std::int64_t unchanged = store.counters().unchangedRows;
+    ObservationBatch again;
+    again.records.push_back(row);
+    RecordObservation older = row; // an older state read late
+    older.status = RecordStatus::Processing;
+    older.updatedAt = T0 + 1;
+    older.lockVersion = 0;
+    again.records.push_back(older);
+    EXPECT_TRUE(store.apply(again).empty());
+    EXPECT_EQ(store.size(), 0u);
+    EXPECT_EQ(store.frozenCount(), 1u);
+    EXPECT_EQ(store.counters().unchangedRows, unchanged + 2);
+    RecordObservation changed = row;
+    changed.updatedAt = T0 + 90'000;
+    changed.lockVersion = 2;
+    changed.status = RecordStatus::Failed;
+    const std::uint32_t i = store.add(changed);
+    ASSERT_NE(i, CallStore::npos);
+    EXPECT_EQ(store.callId(i), "a");
+    EXPECT_EQ(store.call(i).recordStatus(), RecordStatus::Failed);
+    EXPECT_EQ(store.frozenCount(), 0u);
+}
+
 TEST(CallStore, AKeyManyFrozenCallsShareIsAPlaceholderNotThawed) {
     CallStore store;
     store.startFreezing();

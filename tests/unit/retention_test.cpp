@@ -411,6 +411,50 @@ TEST(ReleaseFinal, FrozenCallsLeaveAfterTheGraceAndKeyRotationIsStillFound) {
     EXPECT_EQ(store.frozenCount(), 0u);
 }
 
+// Live, a long call is kept (packed) as long after its last event as
+// retention keeps any call; a scan lets it go by its first (the window has
+// passed what could share its key).
+TEST(ReleaseFinal, LiveALongCallIsKeptAfterItsLastEventNotItsFirst) {
+    constexpr EpochMillis hour = 3'600'000;
+    ObservationBatch b = healthy("long", T0);
+    b.records[0].updatedAt = T0 + 2 * hour + 40 * 60'000;
+    b.receipts[0].origin.kafkaTimestamp = T0 + 2 * hour + 40 * 60'000 + 1;
+    CallerObservation caller; // sent at T0, confirmed 2 h 41 later
+    caller.callId = "long";
+    caller.instance = "api-1";
+    for (const auto& [state, at] :
+         {std::pair{CallerState::Initiated, T0},
+          std::pair{CallerState::ConfirmedSuccess, T0 + 2 * hour + 41 * 60'000}}) {
+        caller.state = state;
+        caller.at = at;
+        b.callerEvents.push_back(caller);
+    }
+    const RetentionPolicy policy;
+    const auto line = [&](EpochMillis readTo, bool live) {
+        return FinalLine{readTo, Millis{5 * 60'000}, Millis{2 * hour}, live};
+    };
+    CallStore scan;
+    scan.startFreezing();
+    DetectionEngine scanEngine(DetectThresholds{}, DetectionSources{});
+    scan.apply(b);
+    releaseFinal(scan, scanEngine, policy, line(T0 + 3 * hour, false), T0 + 3 * hour, 0);
+    EXPECT_EQ(scan.size() + scan.frozenCount(), 0u);
+
+    CallStore live;
+    live.startFreezing(true);
+    DetectionEngine engine(DetectThresholds{}, DetectionSources{});
+    live.apply(b);
+    releaseFinal(live, engine, policy, line(T0 + 3 * hour, true), T0 + 3 * hour, 0);
+    EXPECT_EQ(live.size(), 0u);
+    EXPECT_EQ(live.frozenCount(), 1u);
+    const EpochMillis soon = T0 + 4 * hour + 30 * 60'000; // 1 h 50 after its last event
+    releaseFinal(live, engine, policy, line(soon, true), soon, 0);
+    EXPECT_EQ(live.frozenCount(), 1u);
+    const EpochMillis later = T0 + 4 * hour + 50 * 60'000;
+    releaseFinal(live, engine, policy, line(later, true), later, 0);
+    EXPECT_EQ(live.frozenCount(), 0u);
+}
+
 // Live, calls final and healthy wait frozen (packed) until retention has
 // passed them. They count toward max_calls and the budget, and they go
 // first, oldest first, before any call held in full.
