@@ -828,8 +828,9 @@ std::vector<AnomalyChange> Monitor::pump(EpochMillis now) {
 }
 
 std::size_t Monitor::applyRetention(EpochMillis now, Millis keepResolved) {
-    const RetentionPolicy policy = retentionPolicy();
+    RetentionPolicy policy = retentionPolicy();
     const std::size_t frozenLeft = m_live && m_windowJudged ? freezeFinal(now, policy) : 0;
+    policy.packsFinal = m_live && m_windowJudged;
     RetentionResult r = callscope::applyRetention(m_store, m_engine, policy, now, keepResolved);
     r.left += frozenLeft;
     m_evictions.anomalies += r.anomaliesForgotten;

@@ -34,6 +34,13 @@ bool finishedCall(const CallStore& store, std::uint32_t i, const RetentionPolicy
     return false;
 }
 
+// Another call in the store has its digest or bizNo: its group is judged
+// with it there, so it stays (a frozen call comes back only when a new call
+// takes its key, not when one already here is judged again).
+bool sharesKey(const CallStore& store, const CallState& c) {
+    return (c.digest && store.digestShared(c.digest)) || (c.bizNo && store.bizNoShared(c.bizNo));
+}
+
 } // namespace
 
 RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
@@ -49,7 +56,7 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
     // is done too.
     const auto healthyFinished = [&](std::uint32_t i) {
         const CallState& c = store.call(i);
-        if (engine.holds(i) || !finished(i))
+        if (policy.packsFinal || engine.holds(i) || !finished(i))
             return false;
         return (c.caller == 0 || callerDone(c)) && store.lastEventAt(i) < now - keepMs;
     };
@@ -87,6 +94,7 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
                                                         static_cast<double>(store.frozenBytes())) /
                                       perCall));
     std::set<std::uint32_t> extra;
+    std::vector<std::uint32_t> packable;
     std::size_t overBudget = 0;
     const auto remaining = [&] { return store.size() - evict - extra.size(); };
     if (remaining() > target) {
@@ -114,6 +122,10 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
             for (std::size_t k = 0; k < byAge.size() && remaining() > target; ++k) {
                 extra.insert(byAge[k].second);
                 overBudget += overBudgetNow;
+                // Live, over the budget, a finished call no anomaly names
+                // leaves packed (a row of it read again then stays out).
+                if (&byAge == &tiers[0] && policy.packsFinal && overBudgetNow)
+                    packable.push_back(byAge[k].second);
             }
         }
     }
@@ -139,24 +151,18 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
     result.overBudget = static_cast<std::int64_t>(frozenOverBudget);
     if (evict == 0 && extra.empty())
         return result;
+    std::size_t packed = 0;
+    for (const std::uint32_t i : packable)
+        if (extra.count(i) && !engine.holds(i) && !store.hasTraceLinks(i) &&
+            !sharesKey(store, store.call(i)) && store.freeze(i, store.lastEventAt(i)))
+            ++packed; // (still tracked: not counted as gone)
     const auto map =
         store.compact([&](std::uint32_t i) { return !healthyFinished(i) && !extra.count(i); });
     engine.remap(map);
-    result.left += evict + extra.size();
-    result.overBudget += static_cast<std::int64_t>(overBudget);
+    result.left += evict + extra.size() - packed;
+    result.overBudget += static_cast<std::int64_t>(overBudget - packed);
     return result;
 }
-
-namespace {
-
-// Another call in the store has its digest or bizNo: its group is judged
-// with it there, so it stays (a frozen call comes back only when a new call
-// takes its key, not when one already here is judged again).
-bool sharesKey(const CallStore& store, const CallState& c) {
-    return (c.digest && store.digestShared(c.digest)) || (c.bizNo && store.bizNoShared(c.bizNo));
-}
-
-} // namespace
 
 ReleaseResult releaseFinal(CallStore& store, DetectionEngine& engine, const RetentionPolicy& policy,
                            const FinalLine& line, EpochMillis now, std::size_t minFinal,

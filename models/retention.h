@@ -12,6 +12,11 @@ struct RetentionPolicy {
     std::int64_t maxBytes = std::int64_t{1} << 30; // calls and anomalies together
     bool recordsRead = true;  // a call is finished by its record; else (Kafka only)...
     bool receiptsRead = true; // ...by a terminal receipt, or by its caller when none are read
+    // Live: a healthy finished call leaves whole memory once it is final,
+    // packed (releaseFinal), not by age here: the record feed reads the last
+    // clock_skew again, and a row of a call gone would make it anew, its
+    // receipt missing.
+    bool packsFinal = false;
 };
 
 struct RetentionResult {
@@ -20,13 +25,14 @@ struct RetentionResult {
     std::int64_t anomaliesForgotten = 0; // the oldest anomalies, over the budget
 };
 
-// Evicts healthy finished calls past `finishedCalls`, then over `maxCalls` or
-// the memory budget (with 20 % headroom) the oldest calls tier by tier:
-// finished calls no anomaly names, then calls whose anomalies are all
-// resolved, then unfinished calls no anomaly names; still over it, the
-// oldest anomalies are forgotten with their calls. Anomalies resolved longer
-// ago than finishedCalls (or `keepResolved`, the dashboard's window) are
-// forgotten first. The store is compacted and the engine remapped.
+// Evicts healthy finished calls past `finishedCalls` (not `packsFinal`),
+// then over `maxCalls` or the memory budget (with 20 % headroom) packed
+// calls, oldest first, and the oldest calls tier by tier: finished calls no
+// anomaly names (`packsFinal`, over the budget: packed, still tracked), then
+// calls whose anomalies are all resolved, then unfinished calls no anomaly
+// names; still over it, the oldest anomalies are forgotten with their calls. Anomalies resolved
+// longer ago than finishedCalls (or `keepResolved`, the dashboard's window) are forgotten first.
+// The store is compacted and the engine remapped.
 RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
                                const RetentionPolicy& policy, EpochMillis now,
                                Millis keepResolved = Millis{0});

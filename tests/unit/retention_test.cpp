@@ -411,6 +411,46 @@ TEST(ReleaseFinal, FrozenCallsLeaveAfterTheGraceAndKeyRotationIsStillFound) {
     EXPECT_EQ(store.frozenCount(), 0u);
 }
 
+// Live, a healthy finished call leaves whole memory once final, packed, not
+// by age: the record feed reads the last clock_skew again, and a row of a
+// call gone made it anew, its receipt missing (a storm of receipt_missing
+// with finished_calls shorter than clock_skew). Over max_calls it still goes.
+TEST(Retention, LiveFinishedCallsWaitToBePackedNotEvictedByAge) {
+    CallStore store;
+    store.startFreezing(true);
+    DetectionEngine engine(DetectThresholds{}, DetectionSources{});
+    store.apply(healthy("done", T0));
+    RetentionPolicy policy;
+    policy.finishedCalls = Millis{2 * 60'000};
+    policy.packsFinal = true;
+    EXPECT_EQ(applyRetention(store, engine, policy, T0 + 10 * 60'000).left, 0u);
+    EXPECT_NE(store.find("done"), CallStore::npos);
+    policy.packsFinal = false; // (a scan's, or before the window is judged)
+    EXPECT_EQ(applyRetention(store, engine, policy, T0 + 10 * 60'000).left, 1u);
+    store.apply(healthy("a", T0));
+    store.apply(healthy("b", T0 + 1));
+    policy.packsFinal = true;
+    policy.maxCalls = 1;
+    EXPECT_EQ(applyRetention(store, engine, policy, T0 + 10 * 60'000).left, 1u);
+    EXPECT_NE(store.find("b"), CallStore::npos);
+
+    // Over the budget, they leave whole memory packed, still tracked.
+    for (int i = 0; i < 5000; ++i)
+        store.apply(healthy("p" + std::to_string(i), T0 + 1000 + i));
+    policy.maxCalls = 1'000'000;
+    policy.maxBytes = static_cast<std::int64_t>(store.memoryBytes() / 2);
+    const RetentionResult r = applyRetention(store, engine, policy, T0 + 10 * 60'000);
+    EXPECT_GT(store.frozenCount(), 1000u);
+    EXPECT_EQ(r.left + store.size() + store.frozenCount(), 5001u);
+    EXPECT_EQ(r.overBudget, static_cast<std::int64_t>(r.left));
+    const std::int64_t unchanged = store.counters().unchangedRows;
+    ObservationBatch again = healthy("p0", T0 + 1000); // its row read again: it stays packed
+    again.receipts.clear();
+    store.apply(again);
+    EXPECT_EQ(store.find("p0"), CallStore::npos);
+    EXPECT_EQ(store.counters().unchangedRows, unchanged + 1);
+}
+
 // Live, a long call is kept (packed) as long after its last event as
 // retention keeps any call; a scan lets it go by its first (the window has
 // passed what could share its key).
