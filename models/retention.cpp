@@ -11,6 +11,10 @@ namespace callscope {
 
 namespace {
 
+// What a call packed takes, its keys' index included (FrozenCalls: about
+// 100 bytes; a little more to be safe).
+constexpr double kPackedCallBytes = 120;
+
 bool callerDone(const CallState& c) {
     return c.caller != 0 && (isTerminal(static_cast<CallerState>(c.caller - 1)) ||
                              static_cast<CallerState>(c.caller - 1) == CallerState::Escalated);
@@ -88,11 +92,19 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
     const bool overBudgetNow = bytes + anomalyBytes > budget;
     const auto hotBytes = bytes - static_cast<double>(store.frozenBytes());
     const double perCall = store.size() > 0 ? hotBytes / static_cast<double>(store.size()) : 0;
-    if (overBudgetNow && store.size() > 0)
-        target = std::min(target, static_cast<std::size_t>(
-                                      std::max(0.0, 0.8 * budget - anomalyBytes -
-                                                        static_cast<double>(store.frozenBytes())) /
-                                      perCall));
+    if (overBudgetNow && store.size() > 0) {
+        const double room =
+            std::max(0.0, 0.8 * budget - anomalyBytes - static_cast<double>(store.frozenBytes()));
+        double kept = room / perCall;
+        if (policy.packsFinal && store.freezing() && perCall > kPackedCallBytes) {
+            // Those that leave are packed (most are finished calls): T kept
+            // whole and the rest packed fit when T x perCall + (n - T) x
+            // packed <= room.
+            const auto n = static_cast<double>(store.size());
+            kept = std::max(0.0, (room - n * kPackedCallBytes) / (perCall - kPackedCallBytes));
+        }
+        target = std::min(target, static_cast<std::size_t>(kept));
+    }
     std::set<std::uint32_t> extra;
     std::vector<std::uint32_t> packable;
     std::size_t overBudget = 0;
@@ -161,6 +173,18 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
     engine.remap(map);
     result.left += evict + extra.size() - packed;
     result.overBudget += static_cast<std::int64_t>(overBudget - packed);
+    if (packed > 0) {
+        // What was packed may still not fit: the oldest packed calls go now
+        // (else the budget would hold only at the next pass).
+        const auto hot = static_cast<double>(store.memoryBytes() - store.frozenBytes());
+        const double room = 0.8 * budget - static_cast<double>(engine.memoryBytes()) - hot;
+        if (hot + static_cast<double>(store.frozenBytes() + engine.memoryBytes()) > budget) {
+            const std::size_t gone =
+                store.dropFrozenOldest(SIZE_MAX, room > 0 ? static_cast<std::size_t>(room) : 0);
+            result.left += gone;
+            result.overBudget += static_cast<std::int64_t>(gone);
+        }
+    }
     return result;
 }
 
