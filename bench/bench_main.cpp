@@ -298,7 +298,7 @@ void BM_Retention24h(benchmark::State& state) {
             store.startFreezing(true);
         const DetectThresholds thresholds;
         DetectionEngine engine(thresholds, DetectionSources{});
-        RetentionPolicy policy; // 30 minutes, 5M calls, 1 GiB
+        RetentionPolicy policy;   // 30 minutes, 5M calls, 1 GiB
         policy.packsFinal = live; // (Monitor::applyRetention, live)
         std::mt19937_64 rng(5);
         std::vector<double> hourlyMiB;

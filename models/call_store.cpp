@@ -625,7 +625,6 @@ std::vector<std::uint32_t> CallStore::apply(const ObservationBatch& b) {
 }
 
 void CallStore::startFreezing(bool live) {
-    m_keepRoom = !live;
     m_liveFreezing = live;
     if (!m_frozen) {
         m_frozen = std::make_unique<FrozenCalls>();
@@ -690,6 +689,7 @@ std::uint32_t CallStore::thawNamed(std::string_view text, bool bizNoToo) {
     thawSiblings(); // (their key-rotation groups whole, as for any thawed call)
     return find(text);
 }
+
 bool CallStore::freeze(std::uint32_t i, EpochMillis firstAt) {
     if (!m_frozen)
         return false;
@@ -822,7 +822,7 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
     // up again before the next compaction, and growing the tables rehashes
     // every text each step. Else for the kept calls.
     const std::size_t room =
-        m_frozen && m_keepRoom ? std::max(keptCount, m_calls.size()) : keptCount;
+        m_frozen && !m_liveFreezing ? std::max(keptCount, m_calls.size()) : keptCount;
     next.m_callIds.reserve(room);
     next.m_digests.reserve(room);
     next.m_bizNos.reserve(std::min(room, m_bizNos.size()));
@@ -883,7 +883,6 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
     }
     next.m_counters = m_counters;
     next.m_frozen = std::move(m_frozen);
-    next.m_keepRoom = m_keepRoom;
     next.m_liveFreezing = m_liveFreezing;
     next.m_frozenObserver = std::move(m_frozenObserver);
     for (const std::uint32_t call : m_callsToLook)

@@ -327,7 +327,6 @@ private:
     std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> m_linksOf; // call -> links
     StoreCounters m_counters;
     std::unique_ptr<FrozenCalls> m_frozen;
-    bool m_keepRoom = true;      // (startFreezing)
     bool m_liveFreezing = false; // (startFreezing)
     std::function<void(const CallState&, std::span<const CallEvent>, int)> m_frozenObserver;
     std::vector<std::uint64_t> m_thawQueue;

@@ -75,18 +75,24 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
     const auto budget = static_cast<double>(policy.maxBytes);
     const auto anomalyBytes = static_cast<double>(engine.memoryBytes());
     const auto maxCalls = static_cast<std::size_t>(std::max<std::int64_t>(policy.maxCalls, 0));
-    std::size_t frozenLeft = 0, frozenOverBudget = 0;
-    if (store.frozenCount() > 0) {
-        const auto hotBytes = static_cast<double>(store.memoryBytes() - store.frozenBytes());
-        const double room = 0.8 * budget - anomalyBytes - hotBytes;
-        const bool over =
-            hotBytes + static_cast<double>(store.frozenBytes()) + anomalyBytes > budget;
-        frozenLeft = store.dropFrozenOldest(maxCalls > store.size() ? maxCalls - store.size() : 0,
-                                            !over      ? SIZE_MAX
-                                            : room > 0 ? static_cast<std::size_t>(room)
-                                                       : 0);
-        frozenOverBudget = over ? frozenLeft : 0;
-    }
+    // The oldest packed calls go until the calls fit max_calls and, over the
+    // budget, the budget with 20 % headroom beside the calls held whole.
+    const auto dropPacked = [&](RetentionResult& r) {
+        if (store.frozenCount() == 0)
+            return;
+        const auto hot = static_cast<double>(store.memoryBytes() - store.frozenBytes());
+        const auto anomalies = static_cast<double>(engine.memoryBytes());
+        const double room = 0.8 * budget - anomalies - hot;
+        const bool over = hot + static_cast<double>(store.frozenBytes()) + anomalies > budget;
+        const std::size_t gone =
+            store.dropFrozenOldest(maxCalls > store.size() ? maxCalls - store.size() : 0,
+                                   !over      ? SIZE_MAX
+                                   : room > 0 ? static_cast<std::size_t>(room)
+                                              : 0);
+        r.left += gone;
+        r.overBudget += over ? static_cast<std::int64_t>(gone) : 0;
+    };
+    dropPacked(result);
     std::size_t target = maxCalls > store.frozenCount() ? maxCalls - store.frozenCount() : 0;
     const auto bytes = static_cast<double>(store.memoryBytes());
     const bool overBudgetNow = bytes + anomalyBytes > budget;
@@ -159,8 +165,6 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
             if (heldBefore[i] && !engine.holds(i) && extra.insert(i).second)
                 ++overBudget;
     }
-    result.left = frozenLeft;
-    result.overBudget = static_cast<std::int64_t>(frozenOverBudget);
     if (evict == 0 && extra.empty())
         return result;
     std::size_t packed = 0;
@@ -173,18 +177,8 @@ RetentionResult applyRetention(CallStore& store, DetectionEngine& engine,
     engine.remap(map);
     result.left += evict + extra.size() - packed;
     result.overBudget += static_cast<std::int64_t>(overBudget - packed);
-    if (packed > 0) {
-        // What was packed may still not fit: the oldest packed calls go now
-        // (else the budget would hold only at the next pass).
-        const auto hot = static_cast<double>(store.memoryBytes() - store.frozenBytes());
-        const double room = 0.8 * budget - static_cast<double>(engine.memoryBytes()) - hot;
-        if (hot + static_cast<double>(store.frozenBytes() + engine.memoryBytes()) > budget) {
-            const std::size_t gone =
-                store.dropFrozenOldest(SIZE_MAX, room > 0 ? static_cast<std::size_t>(room) : 0);
-            result.left += gone;
-            result.overBudget += static_cast<std::int64_t>(gone);
-        }
-    }
+    if (packed > 0)
+        dropPacked(result); // (what was packed may still not fit: else only at the next pass)
     return result;
 }
 
