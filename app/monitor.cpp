@@ -691,6 +691,11 @@ void Monitor::startLive(EpochMillis since) {
     m_stop = false;
     m_live = true;
     m_store.startFreezing(true); // live: see freezeFinal
+    // The record feed reads clock_skew again every 30 s, and an overlap each
+    // poll (PostgresSource): rows of calls gone are known that far back.
+    m_store.setRereadSpan(
+        (m_config.postgres.clockSkew + Millis{10'000} + 2 * m_config.postgres.pollInterval)
+            .count());
     const EpochMillis now = nowMillis();
     m_pgTrack.configured = m_config.readsPostgres();
     m_kafkaTrack.configured = m_config.readsKafka();

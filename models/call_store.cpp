@@ -328,14 +328,45 @@ bool CallStore::packedRecordUnchanged(const RecordObservation& o) {
            (updated != kNoDt && c.updated != kNoDt && updated < c.updated && created == c.created);
 }
 
+void CallStore::bury(std::string_view callId, const CallState& c) {
+    const EpochMillis updated = timeOf(c, c.updated);
+    if (!c.hasRecord() || updated == kNoTime || m_latestUpdate == kNoTime ||
+        updated < m_latestUpdate - m_rereadSpanMs)
+        return;
+    m_tombs[hashText(callId)] = {timeOf(c, c.created), updated, c.lockVersion, c.record};
+}
+
+void CallStore::buryForgotten() {
+    if (m_frozen && m_liveFreezing)
+        for (const auto& [callId, state] : m_frozen->takeForgotten())
+            bury(callId, state);
+}
+
+bool CallStore::buriedRowUnchanged(const RecordObservation& o) const {
+    const auto it = m_tombs.find(hashText(o.callId));
+    if (it == m_tombs.end())
+        return false;
+    const Tomb& t = it->second;
+    const auto status = static_cast<std::uint8_t>(1 + static_cast<int>(o.status));
+    const auto lock = static_cast<std::uint16_t>(std::clamp(o.lockVersion, 0, 65535));
+    return (t.created == o.createdAt && t.updated == o.updatedAt && t.status == status &&
+            t.lock == lock) ||
+           (o.updatedAt != kNoTime && o.updatedAt < t.updated && o.createdAt == t.created);
+}
+
 std::uint32_t CallStore::addOne(const RecordObservation& o, const std::uint64_t* callIdHash) {
     // Live, the record feed reads the last clock_skew again every 30 s: a
     // packed call's row as it was stays out (else it would come back, and be
-    // packed again, each time).
-    if (m_liveFreezing && m_frozen && m_frozen->size() > 0 && m_callIds.find(o.callId) == 0 &&
-        packedRecordUnchanged(o)) {
-        m_counters.unchangedRows++;
-        return npos;
+    // packed again, each time), and so does that of a call gone (Tomb).
+    if (m_liveFreezing) {
+        m_latestUpdate = std::max(m_latestUpdate, o.updatedAt);
+        if (((m_frozen && m_frozen->size() > 0) || !m_tombs.empty()) &&
+            m_callIds.find(o.callId) == 0 &&
+            (buriedRowUnchanged(o) ||
+             (m_frozen && m_frozen->size() > 0 && packedRecordUnchanged(o)))) {
+            m_counters.unchangedRows++;
+            return npos;
+        }
     }
     const std::uint32_t i =
         callFor(o.callId, o.createdAt != kNoTime ? o.createdAt : o.updatedAt, callIdHash);
@@ -631,6 +662,7 @@ void CallStore::startFreezing(bool live) {
         if (m_frozenObserver)
             observeFrozen(m_frozenObserver);
     }
+    m_frozen->keepForgotten(live);
 }
 
 void CallStore::stopFreezing() {
@@ -651,10 +683,13 @@ std::size_t CallStore::frozenBytes() const {
 void CallStore::dropFrozenBefore(EpochMillis t) {
     if (m_frozen)
         m_frozen->dropBefore(t);
+    buryForgotten();
 }
 
 std::size_t CallStore::dropFrozenOldest(std::size_t calls, std::size_t bytes) {
-    return m_frozen ? m_frozen->dropOldest(calls, bytes) : 0;
+    const std::size_t n = m_frozen ? m_frozen->dropOldest(calls, bytes) : 0;
+    buryForgotten();
+    return n;
 }
 
 void CallStore::forEachFrozen(const FrozenVisitor& each, std::size_t limit) const {
@@ -793,6 +828,8 @@ std::size_t CallStore::memoryBytes() const {
     std::size_t n = m_callIds.memoryBytes() + m_instances.memoryBytes() + m_bizNos.memoryBytes() +
                     m_digests.memoryBytes() + m_calls.capacity() * sizeof(CallState) +
                     m_pool.memoryBytes() + (m_digestOwner.capacity() + m_bizNoOwner.capacity()) * 4;
+    n += m_tombs.bucket_count() * sizeof(void*) +
+         m_tombs.size() * (sizeof(std::uint64_t) + sizeof(Tomb) + sizeof(void*) + kMallocOverhead);
     const auto mapBytes = [&](const auto& m) {
         std::size_t s = m.bucket_count() * sizeof(void*);
         for (const auto& [k, v] : m)
@@ -884,6 +921,19 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
     next.m_counters = m_counters;
     next.m_frozen = std::move(m_frozen);
     next.m_liveFreezing = m_liveFreezing;
+    next.m_latestUpdate = m_latestUpdate;
+    next.m_rereadSpanMs = m_rereadSpanMs;
+    if (m_liveFreezing) {
+        // The calls that leave whole memory (packed, or gone) while their
+        // rows may be read again; tombs the feed reads no more go.
+        for (std::uint32_t i = 0; i < m_calls.size(); ++i)
+            if (map[i] == npos)
+                bury(m_callIds.storedForm(i + 1), m_calls[i]);
+        std::erase_if(m_tombs, [&](const auto& t) {
+            return t.second.updated < m_latestUpdate - m_rereadSpanMs;
+        });
+    }
+    next.m_tombs = std::move(m_tombs);
     next.m_frozenObserver = std::move(m_frozenObserver);
     for (const std::uint32_t call : m_callsToLook)
         if (map[call] != npos)

@@ -217,6 +217,9 @@ public:
     // again unchanged (the feed looks back clock_skew every 30 s) leaves its
     // packed call packed.
     void startFreezing(bool live = false);
+    // Live: how far back of its latest row the record feed reads rows again
+    // (clock_skew and its overlap): see Tomb.
+    void setRereadSpan(std::int64_t ms) { m_rereadSpanMs = ms; }
     void stopFreezing();
     bool freezing() const { return m_frozen != nullptr; }
     // Packs the call; it leaves the store at the next compact (the caller's
@@ -281,6 +284,20 @@ private:
     void setBizNo(std::uint32_t call, std::uint32_t bizNoId);
     static std::int32_t toDt(const CallState& c, EpochMillis t);
     bool packedRecordUnchanged(const RecordObservation& o); // (live freezing)
+    // Live: a call that left whole memory (packed, or gone) while its record
+    // row may still be read again (within the feed's look-back of the latest
+    // row) leaves its row's state here, so that reading it again does not
+    // make the call anew, its other events missing (a receipt_missing that
+    // is not). Keyed by the callId's hash: another callId is mistaken for it
+    // only with the very same times, status and lock_version.
+    struct Tomb {
+        EpochMillis created = kNoTime, updated = kNoTime;
+        std::uint16_t lock = 0;
+        std::uint8_t status = 0;
+    };
+    void bury(std::string_view callId, const CallState& c);
+    void buryForgotten(); // the packed calls forgotten since
+    bool buriedRowUnchanged(const RecordObservation& o) const;
     void append(std::uint32_t call, const CallEvent& e);
     // A call's events, all at once (it has none yet): their copies, for the
     // caller to amend.
@@ -328,6 +345,9 @@ private:
     StoreCounters m_counters;
     std::unique_ptr<FrozenCalls> m_frozen;
     bool m_liveFreezing = false; // (startFreezing)
+    std::unordered_map<std::uint64_t, Tomb> m_tombs;
+    EpochMillis m_latestUpdate = kNoTime; // the latest record row applied (live)
+    std::int64_t m_rereadSpanMs = 0;
     std::function<void(const CallState&, std::span<const CallEvent>, int)> m_frozenObserver;
     std::vector<std::uint64_t> m_thawQueue;
     std::vector<std::uint32_t> m_callsToLook; // see lookFrozen

@@ -454,12 +454,17 @@ std::size_t FrozenCalls::dropOldest(std::size_t calls, std::size_t bytes) {
 }
 
 void FrozenCalls::dropFront() {
-    if (m_observer) {
+    if (m_observer || m_keepForgotten) {
         std::vector<CallEvent> events;
         for (std::size_t k = 0; k < m_positions.size() && (m_positions[k] >> 32) == m_firstBlock;
              ++k)
-            if (!(m_positions[k] & kTaken))
-                m_observer(decode(m_positions[k], events), -1);
+            if (!(m_positions[k] & kTaken)) {
+                const Entry e = decode(m_positions[k], events);
+                if (m_observer)
+                    m_observer(e, -1);
+                if (m_keepForgotten)
+                    m_forgotten.emplace_back(std::string(e.callId), e.state);
+            }
     }
     const Block& b = m_blocks.front();
     m_live -= b.live;

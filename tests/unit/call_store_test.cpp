@@ -503,6 +503,48 @@ TEST(CallStore, ARowReadAgainUnchangedLeavesItsPackedCallPacked) {
     EXPECT_EQ(store.frozenCount(), 0u);
 }
 
+// Live, a call that left whole memory (evicted, or packed and then
+// forgotten) while the record feed may still read its row again leaves a
+// tomb: its row read again does not make it anew with its receipt missing
+// (bench/soak: thousands of false receipt_missing a minute). A changed row
+// still does; rows the feed reads no more (past its look-back of the latest
+// row) leave no tomb.
+TEST(CallStore, ARowReadAgainOfACallGoneDoesNotMakeItAnew) {
+    CallStore store;
+    store.startFreezing(true);
+    store.setRereadSpan(5 * MIN);
+    const auto row = [](const std::string& id, EpochMillis t) {
+        return RecordObservation{id, D(1),   RecordStatus::Success, "api-1", 1,
+                                 t,  t + 40, t + 86'400'000};
+    };
+    store.add(row("gone", T0));
+    store.add(row("packed", T0 + 1000));
+    freezeAndCompact(store, [](const std::string& id) { return id == "packed"; });
+    store.compact([](std::uint32_t) { return false; }); // "gone" evicted
+    ASSERT_EQ(store.size(), 0u);
+    ASSERT_EQ(store.frozenCount(), 1u);
+    store.dropFrozenOldest(0, SIZE_MAX); // "packed" forgotten
+    ASSERT_EQ(store.frozenCount(), 0u);
+    const std::int64_t unchanged = store.counters().unchangedRows;
+    ObservationBatch again;
+    again.records.push_back(row("gone", T0));
+    again.records.push_back(row("packed", T0 + 1000));
+    EXPECT_TRUE(store.apply(again).empty());
+    EXPECT_EQ(store.size(), 0u);
+    EXPECT_EQ(store.counters().unchangedRows, unchanged + 2);
+    RecordObservation changed = row("gone", T0);
+    changed.updatedAt = T0 + 5000;
+    changed.lockVersion = 2;
+    ASSERT_NE(store.add(changed), CallStore::npos);
+    EXPECT_EQ(store.size(), 1u);
+
+    // Rows far later: the feed no longer reads the old ones again, and
+    // their tombs go with the next compaction.
+    store.add(row("later", T0 + 20 * MIN));
+    store.compact([](std::uint32_t) { return false; });
+    ASSERT_NE(store.add(row("packed", T0 + 1000)), CallStore::npos);
+}
+
 TEST(CallStore, AKeyManyFrozenCallsShareIsAPlaceholderNotThawed) {
     CallStore store;
     store.startFreezing();
