@@ -312,28 +312,28 @@ std::uint32_t CallStore::add(const RecordObservation& o) {
     return i;
 }
 
+bool CallStore::readAgain(const Tomb& t, const RecordObservation& o) {
+    const auto status = static_cast<std::uint8_t>(1 + static_cast<int>(o.status));
+    const auto lock = static_cast<std::uint16_t>(std::clamp(o.lockVersion, 0, 65535));
+    return (t.created == o.createdAt && t.updated == o.updatedAt && t.status == status &&
+            t.lock == lock) ||
+           (o.updatedAt != kNoTime && o.updatedAt < t.updated && o.createdAt == t.created);
+}
+
 bool CallStore::packedRecordUnchanged(const RecordObservation& o) {
     std::vector<std::uint64_t> found;
     if (!m_frozen->find(FrozenCalls::Key::CallId, o.callId, found) || found.size() != 1)
         return false;
     const CallState c = m_frozen->read(found.front()).state;
-    if (!c.hasRecord())
-        return false;
-    const std::int32_t created = toDt(c, o.createdAt), updated = toDt(c, o.updatedAt);
-    const auto status = static_cast<std::uint8_t>(1 + static_cast<int>(o.status));
-    const auto lock = static_cast<std::uint16_t>(std::clamp(o.lockVersion, 0, 65535));
-    // As addOne tells a row read again: the same, or an older state read late.
-    return (c.created == created && c.updated == updated && c.record == status &&
-            c.lockVersion == lock) ||
-           (updated != kNoDt && c.updated != kNoDt && updated < c.updated && created == c.created);
+    return c.hasRecord() && readAgain(tombOf(c), o);
 }
 
 void CallStore::bury(std::string_view callId, const CallState& c) {
-    const EpochMillis updated = timeOf(c, c.updated);
-    if (!c.hasRecord() || updated == kNoTime || m_latestUpdate == kNoTime ||
-        updated < m_latestUpdate - m_rereadSpanMs)
+    const Tomb t = tombOf(c);
+    if (!c.hasRecord() || t.updated == kNoTime || m_latestUpdate == kNoTime ||
+        t.updated < m_latestUpdate - m_rereadSpanMs)
         return;
-    m_tombs[hashText(callId)] = {timeOf(c, c.created), updated, c.lockVersion, c.record};
+    m_tombs[hashText(callId)] = t;
 }
 
 void CallStore::buryForgotten() {
@@ -344,14 +344,7 @@ void CallStore::buryForgotten() {
 
 bool CallStore::buriedRowUnchanged(const RecordObservation& o) const {
     const auto it = m_tombs.find(hashText(o.callId));
-    if (it == m_tombs.end())
-        return false;
-    const Tomb& t = it->second;
-    const auto status = static_cast<std::uint8_t>(1 + static_cast<int>(o.status));
-    const auto lock = static_cast<std::uint16_t>(std::clamp(o.lockVersion, 0, 65535));
-    return (t.created == o.createdAt && t.updated == o.updatedAt && t.status == status &&
-            t.lock == lock) ||
-           (o.updatedAt != kNoTime && o.updatedAt < t.updated && o.createdAt == t.created);
+    return it != m_tombs.end() && readAgain(it->second, o);
 }
 
 std::uint32_t CallStore::addOne(const RecordObservation& o, const std::uint64_t* callIdHash) {

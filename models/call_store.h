@@ -298,6 +298,11 @@ private:
     void bury(std::string_view callId, const CallState& c);
     void buryForgotten(); // the packed calls forgotten since
     bool buriedRowUnchanged(const RecordObservation& o) const;
+    Tomb tombOf(const CallState& c) const {
+        return {timeOf(c, c.created), timeOf(c, c.updated), c.lockVersion, c.record};
+    }
+    // The row as it was, or an older state read late (as addOne tells them).
+    static bool readAgain(const Tomb& t, const RecordObservation& o);
     void append(std::uint32_t call, const CallEvent& e);
     // A call's events, all at once (it has none yet): their copies, for the
     // caller to amend.
