@@ -67,6 +67,9 @@ TestStack TestStack::fresh(const std::string& name) {
     s.callerTopic = "caller-events.t-" + unique;
     s.config.postgres.dsn = s.dsn;
     s.config.kafka.brokers = s.brokers;
+    // Its own topics only: the default regex would read every test's
+    // receipts on the shared broker (tests run in parallel).
+    s.config.kafka.receiptTopics = s.receiptTopic;
     s.config.kafka.callerTopics = s.callerTopic;
     return s;
 }
