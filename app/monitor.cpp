@@ -62,6 +62,7 @@ void Monitor::deliver(ObservationBatch&& batch) {
         if (!m_spare.empty()) {
             packed = std::move(m_spare.back());
             m_spare.pop_back();
+            m_spareBytes -= packed.capacity;
         }
     }
     // Packed on the source's thread; the batch, emptied, is the source's to
@@ -259,8 +260,10 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
     {
         std::lock_guard lock(m_mutex);
         for (PackedBatch& b : queue)
-            if (m_spare.size() < kMaxSpare && b.capacity <= kMaxSpareBytes)
+            if (m_spareBytes + b.capacity <= kMaxSpareBytes) {
+                m_spareBytes += b.capacity;
                 m_spare.push_back(std::move(b));
+            }
     }
     if (!judge)
         return;

@@ -239,11 +239,13 @@ private:
     std::condition_variable m_queueSpace;
     std::condition_variable m_queueFilled; // a batch came (a window load's model loop waits)
     // Packed batches applied, their buffers for the sources to pack into
-    // again (at most kMaxSpare, of a source's batch's size: more would only
-    // hold memory; the rest are freed).
+    // again, up to kMaxSpareBytes in all (each of a source's batch's size):
+    // the queue fills and drains again and again while a window loads, and
+    // buffers freed and allocated anew page-faulted in each time (a tenth of
+    // a reader's time at 5M calls). Beyond that they would only hold memory.
     std::vector<PackedBatch> m_spare;
-    static constexpr std::size_t kMaxSpare = 4;
-    static constexpr std::size_t kMaxSpareBytes = std::size_t{4} << 20;
+    std::size_t m_spareBytes = 0;
+    static constexpr std::size_t kMaxSpareBytes = std::size_t{16} << 20;
     // What the model thread unpacks each queued batch into and applies: its
     // observations are filled again and again, their texts allocating only
     // when longer than before. Kept up to a few sources' batches' worth.

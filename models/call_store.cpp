@@ -854,6 +854,7 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
     const std::size_t room =
         m_frozen && !m_liveFreezing ? std::max(keptCount, m_calls.size()) : keptCount;
     next.m_callIds.reserve(room);
+    next.m_calls.reserve(room);
     next.m_digests.reserve(room);
     next.m_bizNos.reserve(std::min(room, m_bizNos.size()));
     std::vector<std::uint32_t> map(m_calls.size(), npos);

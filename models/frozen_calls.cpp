@@ -235,11 +235,18 @@ bool FrozenCalls::add(const Entry& e, EpochMillis firstAt) {
     ++m_live;
     const auto entry = static_cast<std::uint32_t>(m_firstEntry + m_positions.size());
     m_positions.push_back(at);
-    m_added.push_back({keyHash(Key::CallId, e.callId), entry, Key::CallId});
+    Checks checks{};
+    const auto key = [&](Key k, std::string_view text) {
+        const std::uint64_t h = keyHash(k, text);
+        checks.of[static_cast<int>(k)] = checkOf(h);
+        m_added.push_back({h, entry, k});
+    };
+    key(Key::CallId, e.callId);
     if (!e.digest.empty())
-        m_added.push_back({keyHash(Key::Digest, e.digest), entry, Key::Digest});
+        key(Key::Digest, e.digest);
     if (!e.bizNo.empty())
-        m_added.push_back({keyHash(Key::BizNo, e.bizNo), entry, Key::BizNo});
+        key(Key::BizNo, e.bizNo);
+    m_checks.push_back(checks);
     if (m_added.size() >= 3 * 1024)
         indexAdded();
     if (m_observer)
@@ -346,7 +353,8 @@ void FrozenCalls::index(Key key, std::uint64_t h, std::uint32_t entry) {
     std::size_t i = slotFor(h, m_slots.size());
     for (; m_slots[i].tag != 0; i = i + 1 == m_slots.size() ? 0 : i + 1)
         same += key != Key::CallId && m_slots[i].tag == tag &&
-                positionOf(m_slots[i].entry) != UINT64_MAX; // (a callId's count is not asked)
+                positionOf(m_slots[i].entry) != UINT64_MAX && // (a callId's count is not asked)
+                checks(m_slots[i].entry, key, h);
     // A digest or bizNo that many calls share (a placeholder) is not indexed
     // further: each lookup of it would walk them all.
     if (key != Key::CallId && same >= kMaxGroup) {
@@ -404,7 +412,8 @@ bool FrozenCalls::find(Key key, std::string_view text, std::uint64_t textHash,
         if (m_slots[i].tag != tag)
             continue;
         const std::uint64_t position = positionOf(m_slots[i].entry);
-        if (position != UINT64_MAX && keyText(position, key) == text)
+        if (position != UINT64_MAX && checks(m_slots[i].entry, key, h) &&
+            keyText(position, key) == text)
             out.push_back(m_slots[i].entry);
     }
     return true;
@@ -473,6 +482,7 @@ void FrozenCalls::dropFront() {
     ++m_firstBlock;
     while (!m_positions.empty() && (m_positions.front() >> 32) < m_firstBlock) {
         m_positions.pop_front();
+        m_checks.pop_front();
         ++m_firstEntry;
     }
 }
@@ -485,6 +495,7 @@ void FrozenCalls::clear() {
     m_cached = UINT64_MAX; // (serials start again)
     m_slots = {};
     m_positions.clear();
+    m_checks.clear();
     m_firstEntry = 1;
     m_filled = m_live = m_bytes = 0;
     m_crowded.clear();
@@ -495,8 +506,9 @@ void FrozenCalls::clear() {
 std::size_t FrozenCalls::memoryBytes() const {
     return m_bytes + (m_spare ? kBlockBytes : 0) + m_scratch.capacity() + m_cache.capacity() +
            ZSTD_sizeof_CCtx(m_codec->compress) + ZSTD_sizeof_DCtx(m_codec->decompress) +
-           m_slots.capacity() * sizeof(Slot) + m_positions.size() * 8 + m_crowded.size() * 32 +
-           m_added.capacity() * sizeof(Added) + m_read.capacity() * sizeof(CallEvent);
+           m_slots.capacity() * sizeof(Slot) + m_positions.size() * (8 + sizeof(Checks)) +
+           m_crowded.size() * 32 + m_added.capacity() * sizeof(Added) +
+           m_read.capacity() * sizeof(CallEvent);
 }
 
 } // namespace callscope

@@ -156,6 +156,19 @@ private:
     // Entry number - m_firstEntry -> position (block serial << 32 | offset),
     // kTaken set in the offset once the entry is taken back.
     std::deque<std::uint64_t> m_positions;
+    // Beside each position, 16 more bits of each of its keys' hashes (by
+    // Key): a slot's tag shares most of its bits with the slot's place, so
+    // neighbours' tags match one lookup in a few hundred, and telling such a
+    // match from the key by its text decompressed a block (0.5 s of a 5M-call
+    // scan). Checked first, nearly none is read.
+    struct Checks {
+        std::uint16_t of[3];
+    };
+    static std::uint16_t checkOf(std::uint64_t hash) { return static_cast<std::uint16_t>(hash); }
+    bool checks(std::uint32_t entry, Key key, std::uint64_t hash) const {
+        return m_checks[entry - m_firstEntry].of[static_cast<int>(key)] == checkOf(hash);
+    }
+    std::deque<Checks> m_checks;
     static constexpr std::uint64_t kTaken = 0x8000'0000u;
     std::unique_ptr<Codec> m_codec;
     std::unique_ptr<char[]> m_spare;             // the raw bytes of the block sealed last

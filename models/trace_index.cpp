@@ -67,21 +67,33 @@ bool TraceIndex::placeholder(std::string_view traceId) const {
 }
 
 void TraceIndex::remap(const std::vector<std::uint32_t>& map) {
-    std::vector<Slot> old;
-    old.swap(m_slots);
-    m_used = 0;
-    if (old.empty())
+    // In place (a table as large again allocated and filled each compaction
+    // was a tenth of it, its pages faulted in anew): the slots of calls gone
+    // are emptied, then each key left is placed again where a probe from
+    // its home finds it first. Walked from a slot that was empty before
+    // (no probe crossed it), each lands at or before where it was.
+    if (m_slots.empty())
         return;
-    m_slots.assign(old.size(), Slot{});
-    for (Slot s : old) {
-        if (s.key == 0)
-            continue;
+    const std::size_t size = m_slots.size(), mask = size - 1;
+    std::size_t start = 0;
+    while (m_slots[start].key != 0)
+        ++start; // (at most 3/4 full: there is one)
+    for (Slot& s : m_slots) {
         // A placeholder stays known whoever carried it first.
-        if (s.others <= kMaxCallsPerTrace) {
-            if (s.call >= map.size() || map[s.call] == UINT32_MAX)
-                continue;
+        if (s.key == 0 || s.others > kMaxCallsPerTrace)
+            continue;
+        if (s.call >= map.size() || map[s.call] == UINT32_MAX)
+            s = Slot{};
+        else
             s.call = map[s.call];
-        }
+    }
+    m_used = 0;
+    for (std::size_t n = 1; n <= size; ++n) {
+        const std::size_t i = (start + n) & mask;
+        if (m_slots[i].key == 0)
+            continue;
+        const Slot s = m_slots[i];
+        m_slots[i] = Slot{};
         m_slots[probe(s.key)] = s;
         ++m_used;
     }

@@ -3,6 +3,7 @@
 #include "models/call_store.h"
 #include "models/detectors/detector.h"
 #include "models/frozen_calls.h"
+#include "models/trace_index.h"
 #include "tests/unit/detectors/scenario.h"
 
 #include <gtest/gtest.h>
@@ -55,6 +56,78 @@ TEST(CallStore, CompactionKeepsWhatItIsToldAndItsIndexes) {
     EXPECT_EQ(s.store.callsWithDigest(s.store.call(c3).digest).size(), 2u);
     EXPECT_EQ(s.store.instance(s.store.events(c3).front().instance), "api-1");
     EXPECT_EQ(s.store.events(c3).size(), 8u);
+}
+
+// While a window loads (room kept for as many calls as before), compaction
+// keeps each kept call's events, of every block size, and the calls that
+// follow take none of them.
+TEST(CallStore, CompactionWhileLoadingKeepsEveryKeptCallsEvents) {
+    CallStore store;
+    store.startFreezing();
+    const auto fill = [&](int from, int to) {
+        for (int k = from; k < to; ++k) {
+            const std::string id = "c" + std::to_string(k);
+            for (int n = 0; n <= k % 9; ++n) { // 1 to 9 events: blocks of every size
+                AttemptObservation a;
+                a.id = k * 10 + n;
+                a.callId = id;
+                a.digest = D(k);
+                a.sourceInstance = "api-" + std::to_string(n);
+                a.arrivedAt = T0 + k + n;
+                store.add(a);
+            }
+        }
+    };
+    const auto timesOf = [&](const std::string& id) {
+        std::vector<EpochMillis> out;
+        const std::uint32_t i = store.find(id);
+        for (const CallEvent& e : store.events(i))
+            out.push_back(store.timeOf(store.call(i), e.dt));
+        return out;
+    };
+    fill(0, 300);
+    std::vector<std::vector<EpochMillis>> before;
+    for (int k = 0; k < 300; k += 2)
+        before.push_back(timesOf("c" + std::to_string(k)));
+    // The even ones stay, and every third odd one.
+    store.compact([&](std::uint32_t i) {
+        const int k = std::stoi(store.callId(i).substr(1));
+        return k % 2 == 0 || k % 3 == 0;
+    });
+    EXPECT_EQ(store.size(), 200u);
+    fill(300, 600);
+    for (int k = 0, n = 0; k < 300; k += 2, ++n)
+        EXPECT_EQ(timesOf("c" + std::to_string(k)), before[static_cast<std::size_t>(n)]) << k;
+    for (int k = 300; k < 600; ++k)
+        EXPECT_EQ(store.events(store.find("c" + std::to_string(k))).size(),
+                  static_cast<std::size_t>(k % 9 + 1));
+}
+
+// The trace index follows compactions in place: every traceId of a kept call
+// is found under its new index, none of a call gone, through tables with
+// long runs of neighbours and with wrap-around.
+TEST(TraceIndex, RemapKeepsEveryKeyOfTheCallsLeftFindable) {
+    for (int round = 0; round < 20; ++round) {
+        TraceIndex index;
+        std::mt19937 rng(static_cast<unsigned>(round));
+        const int n = 100 + round * 37;
+        for (int k = 0; k < n; ++k)
+            index.note("trace-" + std::to_string(round) + "-" + std::to_string(k),
+                       static_cast<std::uint32_t>(k));
+        std::vector<std::uint32_t> map(static_cast<std::size_t>(n), TraceIndex::kNone);
+        std::uint32_t next = 0;
+        for (auto& m : map)
+            if (rng() % 3 != 0)
+                m = next++;
+        index.remap(map);
+        EXPECT_EQ(index.size(), next);
+        for (int k = 0; k < n; ++k) {
+            const std::string id = "trace-" + std::to_string(round) + "-" + std::to_string(k);
+            const std::uint32_t at = map[static_cast<std::size_t>(k)];
+            // Another call with it: the first carrier is told when there is one.
+            EXPECT_EQ(index.note(id, 1'000'000), at) << id;
+        }
+    }
 }
 
 namespace {
