@@ -39,6 +39,10 @@ struct CallEvent {
 };
 static_assert(sizeof(CallEvent) == 12);
 
+struct CallState;
+// When the latest of a call's attempts arrived (kNoTime: none).
+EpochMillis lastAttemptOf(const CallState& c, std::span<const CallEvent> events);
+
 inline CallEvent makeEvent(std::int32_t dt, EventType type, std::uint8_t code,
                            std::uint8_t digestSlot, std::uint8_t flags, std::uint32_t instance,
                            std::int32_t aux) {
@@ -135,7 +139,8 @@ public:
     std::vector<std::uint32_t> apply(const ObservationBatch& batch);
     // The same, for a caller that judges nothing now (a window loading).
     void applyOnly(const ObservationBatch& batch);
-    // The same for one observation each (tests, benchmarks).
+    // The same for one observation each (tests, benchmarks); npos for a row
+    // of a call packed or gone read again (live: see Tomb).
     std::uint32_t add(const RecordObservation& o);
     std::uint32_t add(const AttemptObservation& o);
     std::uint32_t add(const ReceiptObservation& o);
@@ -292,14 +297,19 @@ private:
     // only with the very same times, status and lock_version.
     struct Tomb {
         EpochMillis created = kNoTime, updated = kNoTime;
+        EpochMillis lastAttempt = kNoTime; // the latest attempt's arrival
         std::uint16_t lock = 0;
         std::uint8_t status = 0;
     };
-    void bury(std::string_view callId, const CallState& c);
+    void bury(std::string_view callId, const Tomb& t);
     void buryForgotten(); // the packed calls forgotten since
     bool buriedRowUnchanged(const RecordObservation& o) const;
-    Tomb tombOf(const CallState& c) const {
-        return {timeOf(c, c.created), timeOf(c, c.updated), c.lockVersion, c.record};
+    // Live: an attempt of a call packed or gone, read again (it arrived
+    // before the record's last change).
+    bool attemptReadAgain(const AttemptObservation& o);
+    Tomb tombOf(const CallState& c, std::span<const CallEvent> events) const {
+        return {timeOf(c, c.created), timeOf(c, c.updated), lastAttemptOf(c, events), c.lockVersion,
+                c.record};
     }
     // The row as it was, or an older state read late (as addOne tells them).
     static bool readAgain(const Tomb& t, const RecordObservation& o);

@@ -472,7 +472,8 @@ void FrozenCalls::dropFront() {
                 if (m_observer)
                     m_observer(e, -1);
                 if (m_keepForgotten)
-                    m_forgotten.emplace_back(std::string(e.callId), e.state);
+                    m_forgotten.push_back(
+                        {std::string(e.callId), e.state, lastAttemptOf(e.state, e.events)});
             }
     }
     const Block& b = m_blocks.front();

@@ -83,12 +83,16 @@ public:
     // PackedCallTally) and reads none at 1 Hz. Unset, nothing is decoded.
     using Observer = std::function<void(const Entry&, int sign)>;
     void observe(Observer observer) { m_observer = std::move(observer); }
-    // Live: the callId and state of each entry forgotten (not taken back)
-    // are kept for takeForgotten (CallStore's tombstones).
+    // Live: the callId and state of each entry forgotten (not taken back),
+    // and when its latest attempt arrived, are kept for takeForgotten
+    // (CallStore's tombstones).
     void keepForgotten(bool keep) { m_keepForgotten = keep; }
-    std::vector<std::pair<std::string, CallState>> takeForgotten() {
-        return std::exchange(m_forgotten, {});
-    }
+    struct Forgotten {
+        std::string callId;
+        CallState state;
+        EpochMillis lastAttempt = kNoTime;
+    };
+    std::vector<Forgotten> takeForgotten() { return std::exchange(m_forgotten, {}); }
     std::size_t size() const { return m_live; }
     std::size_t memoryBytes() const;
 
@@ -148,7 +152,7 @@ private:
     std::vector<CallEvent> m_read; // the events of the entry read last
     Observer m_observer;
     bool m_keepForgotten = false;
-    std::vector<std::pair<std::string, CallState>> m_forgotten;
+    std::vector<Forgotten> m_forgotten;
 
     std::deque<Block> m_blocks;
     std::uint64_t m_firstBlock = 0; // the serial number of m_blocks.front()

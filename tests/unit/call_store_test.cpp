@@ -550,6 +550,13 @@ TEST(CallStore, ARowReadAgainUnchangedLeavesItsPackedCallPacked) {
     store.startFreezing(true);
     const RecordObservation row{"a", D(1),    RecordStatus::Success, "api-1", 1,
                                 T0,  T0 + 40, T0 + 86'400'000};
+    AttemptObservation attempt;
+    attempt.id = 7;
+    attempt.callId = "a";
+    attempt.digest = D(1);
+    attempt.sourceInstance = "api-1";
+    attempt.arrivedAt = T0;
+    store.add(attempt);
     store.add(row);
     freezeAndCompact(store, [](const std::string&) { return true; });
     ASSERT_EQ(store.frozenCount(), 1u);
@@ -561,10 +568,11 @@ TEST(CallStore, ARowReadAgainUnchangedLeavesItsPackedCallPacked) {
     older.updatedAt = T0 + 1;
     older.lockVersion = 0;
     again.records.push_back(older);
+    again.attempts.push_back(attempt); // (its attempt, read again with it)
     EXPECT_TRUE(store.apply(again).empty());
     EXPECT_EQ(store.size(), 0u);
     EXPECT_EQ(store.frozenCount(), 1u);
-    EXPECT_EQ(store.counters().unchangedRows, unchanged + 2);
+    EXPECT_EQ(store.counters().unchangedRows, unchanged + 3);
     RecordObservation changed = row;
     changed.updatedAt = T0 + 90'000;
     changed.lockVersion = 2;
@@ -590,7 +598,20 @@ TEST(CallStore, ARowReadAgainOfACallGoneDoesNotMakeItAnew) {
         return RecordObservation{id, D(1),   RecordStatus::Success, "api-1", 1,
                                  t,  t + 40, t + 86'400'000};
     };
+    const auto attempt = [](const std::string& id, EpochMillis t) {
+        AttemptObservation a;
+        a.id = t;
+        a.callId = id;
+        a.digest = D(1);
+        a.sourceInstance = "api-1";
+        a.arrivedAt = t;
+        a.finishedAt = t + 30;
+        return a;
+    };
+    store.add(attempt("gone", T0));
     store.add(row("gone", T0));
+    store.add(attempt("gone", T0 + 100)); // a retry answered from the record
+    store.add(attempt("packed", T0 + 1000));
     store.add(row("packed", T0 + 1000));
     freezeAndCompact(store, [](const std::string& id) { return id == "packed"; });
     store.compact([](std::uint32_t) { return false; }); // "gone" evicted
@@ -599,17 +620,25 @@ TEST(CallStore, ARowReadAgainOfACallGoneDoesNotMakeItAnew) {
     store.dropFrozenOldest(0, SIZE_MAX); // "packed" forgotten
     ASSERT_EQ(store.frozenCount(), 0u);
     const std::int64_t unchanged = store.counters().unchangedRows;
+    // The attempt log is read again too, each attempt before its record's
+    // row: an attempt that made the call anew let the row join it.
     ObservationBatch again;
+    again.attempts.push_back(attempt("gone", T0));
+    again.attempts.push_back(attempt("gone", T0 + 100));
+    again.attempts.push_back(attempt("packed", T0 + 1000));
     again.records.push_back(row("gone", T0));
     again.records.push_back(row("packed", T0 + 1000));
     EXPECT_TRUE(store.apply(again).empty());
     EXPECT_EQ(store.size(), 0u);
-    EXPECT_EQ(store.counters().unchangedRows, unchanged + 2);
+    EXPECT_EQ(store.counters().unchangedRows, unchanged + 5);
+    // An attempt after the latest the call had is new (a replay since).
+    ASSERT_NE(store.add(attempt("packed", T0 + 60'000)), CallStore::npos);
+    EXPECT_EQ(store.size(), 1u);
     RecordObservation changed = row("gone", T0);
     changed.updatedAt = T0 + 5000;
     changed.lockVersion = 2;
     ASSERT_NE(store.add(changed), CallStore::npos);
-    EXPECT_EQ(store.size(), 1u);
+    EXPECT_EQ(store.size(), 2u);
 
     // Rows far later: the feed no longer reads the old ones again, and
     // their tombs go with the next compaction.
