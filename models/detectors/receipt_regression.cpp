@@ -7,22 +7,30 @@ namespace callscope {
 
 Verdict judgeReceiptRegression(const CallFacts& call) {
     Verdict v;
-    Finding f = call.single(AnomalyKind::ReceiptRegression, Severity::Warning);
+    // Looked for first: most calls have neither, and their finding is not
+    // built (every call of a window load is judged).
     const CallEvent* terminal = nullptr; // the caller's first terminal state
+    const CallEvent* back = nullptr;     // a later non-terminal one
     for (const CallEvent& e : call.events) {
         if (e.type != EventType::Caller)
             continue;
         if (terminal && !isCallerTerminal(e.code)) {
-            f.evidence.push_back(call.evidence(*terminal));
-            f.evidence.push_back(call.evidence(e));
-            f.instances.push_back(call.instance(e));
-            f.summary = "caller moved from " +
-                        std::string(toString(static_cast<CallerState>(terminal->code))) +
-                        " back to " + std::string(toString(static_cast<CallerState>(e.code)));
+            back = &e;
             break;
         }
         if (isCallerTerminal(e.code) && !terminal)
             terminal = &e;
+    }
+    if (!back && !call.clashingVersion)
+        return v;
+    Finding f = call.single(AnomalyKind::ReceiptRegression, Severity::Warning);
+    if (back) {
+        f.evidence.push_back(call.evidence(*terminal));
+        f.evidence.push_back(call.evidence(*back));
+        f.instances.push_back(call.instance(*back));
+        f.summary = "caller moved from " +
+                    std::string(toString(static_cast<CallerState>(terminal->code))) + " back to " +
+                    std::string(toString(static_cast<CallerState>(back->code)));
     }
     if (call.clashingVersion) {
         for (const CallEvent& e : call.events)
