@@ -260,7 +260,7 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
     {
         std::lock_guard lock(m_mutex);
         for (PackedBatch& b : queue)
-            if (m_spareBytes + b.capacity <= kMaxSpareBytes) {
+            if (b.capacity <= kMaxSpareBuffer && m_spareBytes + b.capacity <= kMaxSpareBytes) {
                 m_spareBytes += b.capacity;
                 m_spare.push_back(std::move(b));
             }
@@ -895,6 +895,7 @@ std::uint32_t Monitor::ensureCall(const std::string& callId, const std::atomic<b
     }
     if (from == kNoTime)
         from = nowMillis() - 24 * 3'600'000; // no record: the last day
+    m_store.unbury(callId);                  // (asked for: not the feed's re-read of a call gone)
     deliver(std::move(pg));
     // ...and receipts and caller events from one partition per topic, unless
     // they are in memory already (reading them again would double them).

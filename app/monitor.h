@@ -239,13 +239,16 @@ private:
     std::condition_variable m_queueSpace;
     std::condition_variable m_queueFilled; // a batch came (a window load's model loop waits)
     // Packed batches applied, their buffers for the sources to pack into
-    // again, up to kMaxSpareBytes in all (each of a source's batch's size):
+    // again, up to kMaxSpareBytes in all (each of a source's batch's size, at
+    // most kMaxSpareBuffer: a larger one is freed, a small batch packed into it
+    // would count its whole capacity against the queue's room):
     // the queue fills and drains again and again while a window loads, and
     // buffers freed and allocated anew page-faulted in each time (a tenth of
     // a reader's time at 5M calls). Beyond that they would only hold memory.
     std::vector<PackedBatch> m_spare;
     std::size_t m_spareBytes = 0;
     static constexpr std::size_t kMaxSpareBytes = std::size_t{16} << 20;
+    static constexpr std::size_t kMaxSpareBuffer = std::size_t{4} << 20;
     // What the model thread unpacks each queued batch into and applies: its
     // observations are filled again and again, their texts allocating only
     // when longer than before. Kept up to a few sources' batches' worth.

@@ -328,27 +328,47 @@ bool CallStore::packedRecordUnchanged(const RecordObservation& o) {
     return e.state.hasRecord() && readAgain(tombOf(e.state, e.events), o);
 }
 
-EpochMillis lastAttemptOf(const CallState& c, std::span<const CallEvent> events) {
-    EpochMillis last = kNoTime;
+std::uint64_t AttemptPrint::bitOf(EpochMillis arrived, std::uint32_t instance, std::uint8_t code) {
+    std::uint64_t h = static_cast<std::uint64_t>(arrived) * 0x9e3779b97f4a7c15ULL;
+    h ^= (std::uint64_t{instance} << 3 | code) * 0xc2b2ae3d27d4eb4fULL;
+    h ^= h >> 29;
+    return std::uint64_t{1} << ((h * 0xbf58476d1ce4e5b9ULL) >> 58);
+}
+
+AttemptPrint attemptPrintOf(const CallState& c, std::span<const CallEvent> events) {
+    AttemptPrint p;
     for (const CallEvent& e : events)
-        if (e.type == EventType::Attempt && e.dt != kNoDt)
-            last = std::max(last, c.base() + e.dt);
-    return last;
+        if (e.type == EventType::Attempt && e.dt != kNoDt) {
+            const EpochMillis at = c.base() + e.dt;
+            p.last = std::max(p.last, at);
+            p.bits |= AttemptPrint::bitOf(at, e.instance, static_cast<std::uint8_t>(e.code));
+        }
+    return p;
+}
+
+bool CallStore::stillReadAgain(const Tomb& t) const {
+    const auto within = [&](EpochMillis at, EpochMillis latest) {
+        return at != kNoTime && latest != kNoTime && at >= latest - m_rereadSpanMs;
+    };
+    return (t.status != 0 && within(t.updated, m_latestUpdate)) ||
+           within(t.attempts.last, m_latestAttempt);
 }
 
 void CallStore::bury(std::string_view callId, const Tomb& t) {
-    // (A call without its record has no row to be read again.)
-    if (t.status == 0 || t.updated == kNoTime || m_latestUpdate == kNoTime ||
-        t.updated < m_latestUpdate - m_rereadSpanMs)
-        return;
-    m_tombs[hashText(callId)] = t;
+    if (stillReadAgain(t))
+        m_tombs[hashText(callId)] = t;
+}
+
+void CallStore::unbury(std::string_view callId) {
+    if (!m_tombs.empty())
+        m_tombs.erase(hashText(callId));
 }
 
 void CallStore::buryForgotten() {
     if (m_frozen && m_liveFreezing)
         for (const FrozenCalls::Forgotten& f : m_frozen->takeForgotten()) {
             Tomb t = tombOf(f.state, {});
-            t.lastAttempt = f.lastAttempt;
+            t.attempts = f.attempts;
             bury(f.callId, t);
         }
 }
@@ -452,30 +472,45 @@ std::uint32_t CallStore::add(const AttemptObservation& o) {
 }
 
 bool CallStore::attemptReadAgain(const AttemptObservation& o) {
+    if (o.arrivedAt == kNoTime)
+        return false;
     const bool packed = m_frozen && m_frozen->size() > 0;
-    if (o.arrivedAt == kNoTime || (!packed && m_tombs.empty()) || m_callIds.find(o.callId) != 0)
+    if ((!packed && m_tombs.empty()) || m_callIds.find(o.callId) != 0)
         return false;
-    // (It arrived no later than the latest attempt the call had when it left.)
-    const auto before = [&](const Tomb& t) {
-        return t.lastAttempt != kNoTime && o.arrivedAt <= t.lastAttempt;
-    };
-    if (const auto it = m_tombs.find(hashText(o.callId)); it != m_tombs.end())
-        return before(it->second);
+    const std::uint32_t inst = instanceId(o.sourceInstance);
+    const auto code = static_cast<std::uint8_t>(o.outcome);
+    // Packed: the very same attempt, unless it has finished since (then the
+    // call comes back for it, as for any change).
     std::vector<std::uint64_t> found;
-    if (!packed || !m_frozen->find(FrozenCalls::Key::CallId, o.callId, found) || found.size() != 1)
+    if (packed && m_frozen->find(FrozenCalls::Key::CallId, o.callId, found) && found.size() == 1) {
+        const FrozenCalls::Entry e = m_frozen->read(found.front());
+        for (const CallEvent& ev : e.events)
+            if (ev.type == EventType::Attempt && ev.dt != kNoDt &&
+                timeOf(e.state, ev.dt) == o.arrivedAt && ev.instance == inst && ev.code == code)
+                return !(ev.aux == kNoDt && o.finishedAt != kNoTime);
         return false;
-    const FrozenCalls::Entry e = m_frozen->read(found.front());
-    return before(tombOf(e.state, e.events));
+    }
+    // Gone: by its tomb. (An attempt that finished since is let go with it.)
+    const auto it = m_tombs.find(hashText(o.callId));
+    if (it == m_tombs.end())
+        return false;
+    const AttemptPrint& p = it->second.attempts;
+    return p.last != kNoTime && o.arrivedAt <= p.last &&
+           (p.bits & AttemptPrint::bitOf(o.arrivedAt, inst, code)) != 0;
 }
 
 std::uint32_t CallStore::addOne(const AttemptObservation& o, const std::uint64_t* callIdHash) {
     // Live, the attempt log is read again with the records (see the record's
-    // addOne): an attempt of a call packed or gone is left out when it came
-    // before the record's last change. (It made the call anew, the record's
-    // row then joined it, not its tomb: a receipt_missing storm in bench/soak.)
-    if (m_liveFreezing && attemptReadAgain(o)) {
-        m_counters.unchangedRows++;
-        return npos;
+    // addOne): an attempt of a call packed or gone read again is left out.
+    // (It made the call anew, the record's row then joined it, not its tomb:
+    // a receipt_missing storm in bench/soak.)
+    if (m_liveFreezing) {
+        if (o.arrivedAt != kNoTime)
+            m_latestAttempt = std::max(m_latestAttempt, o.arrivedAt);
+        if (attemptReadAgain(o)) {
+            m_counters.unchangedRows++;
+            return npos;
+        }
     }
     const std::uint32_t i = callFor(o.callId, o.arrivedAt, callIdHash);
     noteTrace(o.traceId, i);
@@ -952,6 +987,7 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
     next.m_frozen = std::move(m_frozen);
     next.m_liveFreezing = m_liveFreezing;
     next.m_latestUpdate = m_latestUpdate;
+    next.m_latestAttempt = m_latestAttempt;
     next.m_rereadSpanMs = m_rereadSpanMs;
     if (m_liveFreezing) {
         // The calls that leave whole memory (packed, or gone) while their
@@ -959,9 +995,7 @@ std::vector<std::uint32_t> CallStore::compact(const std::function<bool(std::uint
         for (std::uint32_t i = 0; i < m_calls.size(); ++i)
             if (map[i] == npos)
                 bury(m_callIds.storedForm(i + 1), tombOf(m_calls[i], events(i)));
-        std::erase_if(m_tombs, [&](const auto& t) {
-            return t.second.updated < m_latestUpdate - m_rereadSpanMs;
-        });
+        std::erase_if(m_tombs, [&](const auto& t) { return !stillReadAgain(t.second); });
     }
     next.m_tombs = std::move(m_tombs);
     next.m_frozenObserver = std::move(m_frozenObserver);

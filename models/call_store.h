@@ -40,8 +40,15 @@ struct CallEvent {
 static_assert(sizeof(CallEvent) == 12);
 
 struct CallState;
-// When the latest of a call's attempts arrived (kNoTime: none).
-EpochMillis lastAttemptOf(const CallState& c, std::span<const CallEvent> events);
+// What a call's attempts were, in brief, for its tomb (CallStore::Tomb):
+// when the latest arrived (kNoTime: none), and a bit for each (its arrival,
+// instance and outcome hashed to one of 64).
+struct AttemptPrint {
+    EpochMillis last = kNoTime;
+    std::uint64_t bits = 0;
+    static std::uint64_t bitOf(EpochMillis arrived, std::uint32_t instance, std::uint8_t code);
+};
+AttemptPrint attemptPrintOf(const CallState& c, std::span<const CallEvent> events);
 
 inline CallEvent makeEvent(std::int32_t dt, EventType type, std::uint8_t code,
                            std::uint8_t digestSlot, std::uint8_t flags, std::uint32_t instance,
@@ -140,7 +147,7 @@ public:
     // The same, for a caller that judges nothing now (a window loading).
     void applyOnly(const ObservationBatch& batch);
     // The same for one observation each (tests, benchmarks); npos for a row
-    // of a call packed or gone read again (live: see Tomb).
+    // or an attempt of a call packed or gone read again (live: see Tomb).
     std::uint32_t add(const RecordObservation& o);
     std::uint32_t add(const AttemptObservation& o);
     std::uint32_t add(const ReceiptObservation& o);
@@ -225,6 +232,9 @@ public:
     // Live: how far back of its latest row the record feed reads rows again
     // (clock_skew and its overlap): see Tomb.
     void setRereadSpan(std::int64_t ms) { m_rereadSpanMs = ms; }
+    // A lookup asks for a call's rows again on purpose (a drill-down of a
+    // call gone): they are not taken for the feed's re-reads.
+    void unbury(std::string_view callId);
     void stopFreezing();
     bool freezing() const { return m_frozen != nullptr; }
     // Packs the call; it leaves the store at the next compact (the caller's
@@ -290,26 +300,30 @@ private:
     static std::int32_t toDt(const CallState& c, EpochMillis t);
     bool packedRecordUnchanged(const RecordObservation& o); // (live freezing)
     // Live: a call that left whole memory (packed, or gone) while its record
-    // row may still be read again (within the feed's look-back of the latest
-    // row) leaves its row's state here, so that reading it again does not
-    // make the call anew, its other events missing (a receipt_missing that
-    // is not). Keyed by the callId's hash: another callId is mistaken for it
-    // only with the very same times, status and lock_version.
+    // row or its attempts may still be read again (within the feed's
+    // look-back of the latest row of each) leaves their state here, so that
+    // reading them again does not make the call anew, its other events
+    // missing (a receipt_missing that is not). Keyed by the callId's hash:
+    // another callId is mistaken for it only with the very same record times,
+    // status and lock_version, or an attempt no later than its latest whose
+    // bit it has.
     struct Tomb {
         EpochMillis created = kNoTime, updated = kNoTime;
-        EpochMillis lastAttempt = kNoTime; // the latest attempt's arrival
+        AttemptPrint attempts;
         std::uint16_t lock = 0;
         std::uint8_t status = 0;
     };
     void bury(std::string_view callId, const Tomb& t);
     void buryForgotten(); // the packed calls forgotten since
+    // Its record row or attempts may still be read again.
+    bool stillReadAgain(const Tomb& t) const;
     bool buriedRowUnchanged(const RecordObservation& o) const;
-    // Live: an attempt of a call packed or gone, read again (it arrived
-    // before the record's last change).
+    // Live: an attempt of a call packed (the very same attempt, finished as
+    // it was) or gone (by its tomb) read again.
     bool attemptReadAgain(const AttemptObservation& o);
     Tomb tombOf(const CallState& c, std::span<const CallEvent> events) const {
-        return {timeOf(c, c.created), timeOf(c, c.updated), lastAttemptOf(c, events), c.lockVersion,
-                c.record};
+        return {timeOf(c, c.created), timeOf(c, c.updated), attemptPrintOf(c, events),
+                c.lockVersion, c.record};
     }
     // The row as it was, or an older state read late (as addOne tells them).
     static bool readAgain(const Tomb& t, const RecordObservation& o);
@@ -361,7 +375,8 @@ private:
     std::unique_ptr<FrozenCalls> m_frozen;
     bool m_liveFreezing = false; // (startFreezing)
     std::unordered_map<std::uint64_t, Tomb> m_tombs;
-    EpochMillis m_latestUpdate = kNoTime; // the latest record row applied (live)
+    EpochMillis m_latestUpdate = kNoTime;  // the latest record row applied (live)
+    EpochMillis m_latestAttempt = kNoTime; // the latest attempt's arrival applied (live)
     std::int64_t m_rereadSpanMs = 0;
     std::function<void(const CallState&, std::span<const CallEvent>, int)> m_frozenObserver;
     std::vector<std::uint64_t> m_thawQueue;

@@ -473,7 +473,7 @@ void FrozenCalls::dropFront() {
                     m_observer(e, -1);
                 if (m_keepForgotten)
                     m_forgotten.push_back(
-                        {std::string(e.callId), e.state, lastAttemptOf(e.state, e.events)});
+                        {std::string(e.callId), e.state, attemptPrintOf(e.state, e.events)});
             }
     }
     const Block& b = m_blocks.front();

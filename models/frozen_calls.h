@@ -83,14 +83,13 @@ public:
     // PackedCallTally) and reads none at 1 Hz. Unset, nothing is decoded.
     using Observer = std::function<void(const Entry&, int sign)>;
     void observe(Observer observer) { m_observer = std::move(observer); }
-    // Live: the callId and state of each entry forgotten (not taken back),
-    // and when its latest attempt arrived, are kept for takeForgotten
-    // (CallStore's tombstones).
+    // Live: the callId, state and attempts in brief of each entry forgotten
+    // (not taken back) are kept for takeForgotten (CallStore's tombstones).
     void keepForgotten(bool keep) { m_keepForgotten = keep; }
     struct Forgotten {
         std::string callId;
         CallState state;
-        EpochMillis lastAttempt = kNoTime;
+        AttemptPrint attempts;
     };
     std::vector<Forgotten> takeForgotten() { return std::exchange(m_forgotten, {}); }
     std::size_t size() const { return m_live; }

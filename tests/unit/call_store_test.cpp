@@ -620,18 +620,29 @@ TEST(CallStore, ARowReadAgainOfACallGoneDoesNotMakeItAnew) {
     store.dropFrozenOldest(0, SIZE_MAX); // "packed" forgotten
     ASSERT_EQ(store.frozenCount(), 0u);
     const std::int64_t unchanged = store.counters().unchangedRows;
-    // The attempt log is read again too, each attempt before its record's
-    // row: an attempt that made the call anew let the row join it.
-    ObservationBatch again;
-    again.attempts.push_back(attempt("gone", T0));
-    again.attempts.push_back(attempt("gone", T0 + 100));
-    again.attempts.push_back(attempt("packed", T0 + 1000));
-    again.records.push_back(row("gone", T0));
-    again.records.push_back(row("packed", T0 + 1000));
-    EXPECT_TRUE(store.apply(again).empty());
+    // The attempt log is read again too: an attempt that made the call anew
+    // let the row read after it join the call rather than its tomb.
+    ObservationBatch attempts, records;
+    attempts.attempts.push_back(attempt("gone", T0));
+    attempts.attempts.push_back(attempt("gone", T0 + 100));
+    attempts.attempts.push_back(attempt("packed", T0 + 1000));
+    records.records.push_back(row("gone", T0));
+    records.records.push_back(row("packed", T0 + 1000));
+    EXPECT_TRUE(store.apply(attempts).empty());
+    EXPECT_TRUE(store.apply(records).empty());
     EXPECT_EQ(store.size(), 0u);
     EXPECT_EQ(store.counters().unchangedRows, unchanged + 5);
-    // An attempt after the latest the call had is new (a replay since).
+    // An attempt the call did not have is new: one after the latest it had
+    // (a replay since), or one as early from another instance (a writer's
+    // clock behind, a late commit).
+    AttemptObservation elsewhere = attempt("gone", T0 + 50);
+    elsewhere.sourceInstance = "api-2";
+    ASSERT_EQ(AttemptPrint::bitOf(T0 + 50, 2, 0) &
+                  (AttemptPrint::bitOf(T0, 1, 0) | AttemptPrint::bitOf(T0 + 100, 1, 0)),
+              0u)
+        << "(the test's attempts share a bit)";
+    ASSERT_NE(store.add(elsewhere), CallStore::npos);
+    store.compact([](std::uint32_t) { return false; });
     ASSERT_NE(store.add(attempt("packed", T0 + 60'000)), CallStore::npos);
     EXPECT_EQ(store.size(), 1u);
     RecordObservation changed = row("gone", T0);
@@ -645,6 +656,41 @@ TEST(CallStore, ARowReadAgainOfACallGoneDoesNotMakeItAnew) {
     store.add(row("later", T0 + 20 * MIN));
     store.compact([](std::uint32_t) { return false; });
     ASSERT_NE(store.add(row("packed", T0 + 1000)), CallStore::npos);
+}
+
+// Live, an attempt still running when its call was packed is read again
+// until it finishes (by its id): read again as it was, the call stays
+// packed; finished, the call comes back with the finish.
+TEST(CallStore, AnAttemptThatFinishesAfterItsCallWasPackedBringsItBack) {
+    CallStore store;
+    store.startFreezing(true);
+    store.setRereadSpan(5 * MIN);
+    AttemptObservation open;
+    open.id = 1;
+    open.callId = "p";
+    open.digest = D(1);
+    open.sourceInstance = "api-1";
+    open.arrivedAt = T0;
+    store.add(open);
+    store.add(RecordObservation{"p", D(1), RecordStatus::Success, "api-1", 1, T0, T0 + 40,
+                                T0 + 86'400'000});
+    freezeAndCompact(store, [](const std::string&) { return true; });
+    ASSERT_EQ(store.frozenCount(), 1u);
+    EXPECT_EQ(store.add(open), CallStore::npos);
+    EXPECT_EQ(store.frozenCount(), 1u);
+    AttemptObservation finished = open;
+    finished.finishedAt = T0 + 900;
+    const std::uint32_t i = store.add(finished);
+    ASSERT_NE(i, CallStore::npos);
+    EXPECT_EQ(store.frozenCount(), 0u);
+    const auto ev = store.events(i);
+    const auto a = std::find_if(ev.begin(), ev.end(),
+                                [](const CallEvent& e) { return e.type == EventType::Attempt; });
+    ASSERT_NE(a, ev.end());
+    EXPECT_EQ(std::count_if(ev.begin(), ev.end(),
+                            [](const CallEvent& e) { return e.type == EventType::Attempt; }),
+              1);
+    EXPECT_EQ(store.timeOf(store.call(i), a->aux), T0 + 900);
 }
 
 TEST(CallStore, AKeyManyFrozenCallsShareIsAPlaceholderNotThawed) {
