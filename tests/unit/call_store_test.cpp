@@ -19,6 +19,24 @@
 using namespace callscope;
 using namespace callscope::test;
 
+namespace {
+
+// A row of the attempt log (unfinished without `finished`).
+AttemptObservation attemptRow(const std::string& callId, EpochMillis arrived,
+                              EpochMillis finished = kNoTime,
+                              const std::string& instance = "api-1") {
+    AttemptObservation a;
+    a.id = arrived;
+    a.callId = callId;
+    a.digest = D(1);
+    a.sourceInstance = instance;
+    a.arrivedAt = arrived;
+    a.finishedAt = finished;
+    return a;
+}
+
+} // namespace
+
 TEST(CallStore, RereadRowsAreAppliedOnce) {
     Scenario s;
     s.healthy("c1", T0, D(1), "B1");
@@ -67,15 +85,8 @@ TEST(CallStore, CompactionWhileLoadingKeepsEveryKeptCallsEvents) {
     const auto fill = [&](int from, int to) {
         for (int k = from; k < to; ++k) {
             const std::string id = "c" + std::to_string(k);
-            for (int n = 0; n <= k % 9; ++n) { // 1 to 9 events: blocks of every size
-                AttemptObservation a;
-                a.id = k * 10 + n;
-                a.callId = id;
-                a.digest = D(k);
-                a.sourceInstance = "api-" + std::to_string(n);
-                a.arrivedAt = T0 + k + n;
-                store.add(a);
-            }
+            for (int n = 0; n <= k % 9; ++n) // 1 to 9 events: blocks of every size
+                store.add(attemptRow(id, T0 + k + n, kNoTime, "api-" + std::to_string(n)));
         }
     };
     const auto timesOf = [&](const std::string& id) {
@@ -550,12 +561,7 @@ TEST(CallStore, ARowReadAgainUnchangedLeavesItsPackedCallPacked) {
     store.startFreezing(true);
     const RecordObservation row{"a", D(1),    RecordStatus::Success, "api-1", 1,
                                 T0,  T0 + 40, T0 + 86'400'000};
-    AttemptObservation attempt;
-    attempt.id = 7;
-    attempt.callId = "a";
-    attempt.digest = D(1);
-    attempt.sourceInstance = "api-1";
-    attempt.arrivedAt = T0;
+    const AttemptObservation attempt = attemptRow("a", T0);
     store.add(attempt);
     store.add(row);
     freezeAndCompact(store, [](const std::string&) { return true; });
@@ -599,14 +605,7 @@ TEST(CallStore, ARowReadAgainOfACallGoneDoesNotMakeItAnew) {
                                  t,  t + 40, t + 86'400'000};
     };
     const auto attempt = [](const std::string& id, EpochMillis t) {
-        AttemptObservation a;
-        a.id = t;
-        a.callId = id;
-        a.digest = D(1);
-        a.sourceInstance = "api-1";
-        a.arrivedAt = t;
-        a.finishedAt = t + 30;
-        return a;
+        return attemptRow(id, t, t + 30);
     };
     store.add(attempt("gone", T0));
     store.add(row("gone", T0));
@@ -635,8 +634,7 @@ TEST(CallStore, ARowReadAgainOfACallGoneDoesNotMakeItAnew) {
     // An attempt the call did not have is new: one after the latest it had
     // (a replay since), or one as early from another instance (a writer's
     // clock behind, a late commit).
-    AttemptObservation elsewhere = attempt("gone", T0 + 50);
-    elsewhere.sourceInstance = "api-2";
+    const AttemptObservation elsewhere = attemptRow("gone", T0 + 50, T0 + 80, "api-2");
     ASSERT_EQ(AttemptPrint::bitOf(T0 + 50, 2, 0) &
                   (AttemptPrint::bitOf(T0, 1, 0) | AttemptPrint::bitOf(T0 + 100, 1, 0)),
               0u)
@@ -665,12 +663,7 @@ TEST(CallStore, AnAttemptThatFinishesAfterItsCallWasPackedBringsItBack) {
     CallStore store;
     store.startFreezing(true);
     store.setRereadSpan(5 * MIN);
-    AttemptObservation open;
-    open.id = 1;
-    open.callId = "p";
-    open.digest = D(1);
-    open.sourceInstance = "api-1";
-    open.arrivedAt = T0;
+    const AttemptObservation open = attemptRow("p", T0);
     store.add(open);
     store.add(RecordObservation{"p", D(1), RecordStatus::Success, "api-1", 1, T0, T0 + 40,
                                 T0 + 86'400'000});
