@@ -320,12 +320,25 @@ bool CallStore::readAgain(const Tomb& t, const RecordObservation& o) {
            (o.updatedAt != kNoTime && o.updatedAt < t.updated && o.createdAt == t.created);
 }
 
-bool CallStore::packedRecordUnchanged(const RecordObservation& o) {
+namespace {
+
+// The packed call of this callId, read (its texts and events valid until the
+// next read); false when none, or more than one, is packed.
+bool packedCall(FrozenCalls* frozen, std::string_view callId, FrozenCalls::Entry& out) {
     std::vector<std::uint64_t> found;
-    if (!m_frozen->find(FrozenCalls::Key::CallId, o.callId, found) || found.size() != 1)
+    if (!frozen || frozen->size() == 0 || !frozen->find(FrozenCalls::Key::CallId, callId, found) ||
+        found.size() != 1)
         return false;
-    const FrozenCalls::Entry e = m_frozen->read(found.front());
-    return e.state.hasRecord() && readAgain(tombOf(e.state, e.events), o);
+    out = frozen->read(found.front());
+    return true;
+}
+
+} // namespace
+
+bool CallStore::packedRecordUnchanged(const RecordObservation& o) {
+    FrozenCalls::Entry e;
+    return packedCall(m_frozen.get(), o.callId, e) && e.state.hasRecord() &&
+           readAgain(tombOf(e.state, e.events), o);
 }
 
 std::uint64_t AttemptPrint::bitOf(EpochMillis arrived, std::uint32_t instance, std::uint8_t code) {
@@ -481,9 +494,7 @@ bool CallStore::attemptReadAgain(const AttemptObservation& o) {
     const auto code = static_cast<std::uint8_t>(o.outcome);
     // Packed: the very same attempt, unless it has finished since (then the
     // call comes back for it, as for any change).
-    std::vector<std::uint64_t> found;
-    if (packed && m_frozen->find(FrozenCalls::Key::CallId, o.callId, found) && found.size() == 1) {
-        const FrozenCalls::Entry e = m_frozen->read(found.front());
+    if (FrozenCalls::Entry e; packedCall(m_frozen.get(), o.callId, e)) {
         for (const CallEvent& ev : e.events)
             if (ev.type == EventType::Attempt && ev.dt != kNoDt &&
                 timeOf(e.state, ev.dt) == o.arrivedAt && ev.instance == inst && ev.code == code)
