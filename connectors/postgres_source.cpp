@@ -20,7 +20,7 @@
 namespace callscope {
 namespace {
 
-constexpr std::size_t kBatchRows = 10'000;
+constexpr std::size_t kBatchRows = 2'000; // (small enough to stay in cache: see KafkaSource)
 // Rows per page of an incremental read; pages follow each other by keyset
 // (time, id), so any number of rows sharing one timestamp is read through.
 constexpr std::int64_t kPageRows = 50'000;
