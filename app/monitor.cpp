@@ -143,6 +143,10 @@ void Monitor::startPacing(EpochMillis since, EpochMillis until) {
     m_pgPace = {m_config.readsPostgres(), since};
     m_nextReleaseLook = 0;
     m_kafkaPace = {m_config.readsKafka(), since};
+    m_kafkaAt = kNoTime; // (the model thread's: this one)
+    m_held.clear();
+    m_heldObservations = 0;
+    m_heldFrom = INT64_MAX;
 }
 
 void Monitor::sliceLength(const std::string& source, Millis length) {
@@ -174,12 +178,19 @@ void Monitor::loadedUpTo(const std::string& source, EpochMillis t,
         m_paceMoved.wait_for(lock, std::chrono::milliseconds(100));
 }
 
-EpochMillis Monitor::pacedReadTo() {
+Monitor::PacedParts Monitor::pacedParts() {
     std::lock_guard lock(m_mutex);
-    EpochMillis t = INT64_MAX;
-    for (const Pace* p : {&m_pgPace, &m_kafkaPace})
-        if (p->loading)
-            t = std::min(t, p->upTo);
+    return {m_pgPace.loading ? m_pgPace.upTo : INT64_MAX,
+            m_kafkaPace.loading ? m_kafkaPace.upTo : INT64_MAX};
+}
+
+EpochMillis Monitor::pacedReadTo(const PacedParts& before) const {
+    // Kafka's part: as far as its batches applied tell (every batch, not only
+    // its progress reports: those come every 250 ms, minutes of data apart).
+    const EpochMillis kafka = before.kafka == INT64_MAX ? INT64_MAX
+                              : m_kafkaAt == kNoTime    ? before.kafka
+                                                        : std::max(before.kafka, m_kafkaAt);
+    const EpochMillis t = std::min({before.pg, kafka, m_heldFrom});
     return t == INT64_MAX ? kNoTime : t;
 }
 
@@ -205,6 +216,7 @@ std::vector<SourceHealth> Monitor::healthChanges() {
 void Monitor::applyQueued(EpochMillis now, bool judge) {
     std::deque<PackedBatch> queue;
     EpochMillis from, to, records;
+    bool holding = false; // record batches wait for Kafka (see below)
     m_modelThread = std::this_thread::get_id();
     {
         std::lock_guard lock(m_mutex);
@@ -215,13 +227,31 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
         from = m_coverageFrom;
         to = m_coverageTo;
         records = m_recordsReadTo;
+        holding = m_kafkaPace.loading;
+        m_kafkaAt = std::max(m_kafkaAt, m_kafkaPace.upTo);
     }
-    if (from != kNoTime)
-        m_engine.setReceiptCoverage(from, to);
-    if (records != kNoTime)
-        m_engine.setRecordCoverage(records);
+    // While a window loads, the sources read ahead of each other: the record
+    // reader minutes of data ahead of Kafka (its slices, and the lead that
+    // keeps either from waiting for the other's next), and Kafka's partitions
+    // up to kPartitionLead apart (a fetch brings minutes of one partition).
+    // A batch that begins later than every Kafka partition has been read
+    // waits here, packed, until Kafka has read that far (each of its batches
+    // tells how far its slowest partition had been read): a call's rows and
+    // messages then come to the store close together, while its state is
+    // still in the cache, and the store holds the calls up to where all have
+    // read, not the readers' leads. Batches of one stream (the record
+    // reader's; a partition's) keep their order. What waits is outside the
+    // queue's room: the readers go on to their leads, never held by it. It is
+    // later than the sources' common progress (readTo), so no call is judged
+    // final without it; the record coverage told to the engine stops at the
+    // earliest record batch waiting.
+    const auto due = [&](const PackedBatch& b) {
+        return !holding || b.readFrom == kNoTime ||
+               b.readFrom <= std::max(m_kafkaAt, b.kafkaReadTo);
+    };
     std::vector<std::uint32_t> touched;
-    for (PackedBatch& packed : queue) {
+    std::vector<PackedBatch> applied; // their buffers, for the sources again
+    const auto applyOne = [&](PackedBatch& packed) {
         ObservationBatch& b = m_unpacked;
         // One that took a big batch (a lookup of many calls) lets it go.
         if (b.size() > kMaxUnpackedKept)
@@ -256,10 +286,66 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
             m_pgTrack.newestDataSeenAt = now;
         if (after.receipts + after.callerEvents > before.receipts + before.callerEvents)
             m_kafkaTrack.newestDataSeenAt = now;
+        if (packed.kafkaReadTo != kNoTime)
+            m_kafkaAt = std::max(m_kafkaAt, packed.kafkaReadTo);
+        applied.push_back(std::move(packed));
+    };
+    // The held batches now due, in order, a stream's after its earlier ones.
+    std::vector<std::uint32_t> blocked;
+    const auto applyDue = [&] {
+        for (bool again = true; again && !m_held.empty();) {
+            again = false;
+            blocked.clear();
+            for (auto it = m_held.begin(); it != m_held.end();) {
+                const bool waits =
+                    std::find(blocked.begin(), blocked.end(), it->stream) != blocked.end();
+                if (waits || !due(*it)) {
+                    if (!waits)
+                        blocked.push_back(it->stream);
+                    ++it;
+                    continue;
+                }
+                PackedBatch b = std::move(*it);
+                it = m_held.erase(it);
+                m_heldObservations -= b.observations();
+                applyOne(b);
+                again = true; // (Kafka read further: one before may be due now)
+            }
+        }
+    };
+    const auto streamHeld = [&](std::uint32_t stream) {
+        return std::any_of(m_held.begin(), m_held.end(),
+                           [&](const PackedBatch& h) { return h.stream == stream; });
+    };
+    if (from != kNoTime)
+        m_engine.setReceiptCoverage(from, to);
+    applyDue();
+    for (PackedBatch& b : queue) {
+        if (b.readFrom != kNoTime && (!due(b) || streamHeld(b.stream))) {
+            m_heldObservations += b.observations();
+            m_held.push_back(std::move(b));
+            continue;
+        }
+        const bool moves = b.kafkaReadTo != kNoTime && b.kafkaReadTo > m_kafkaAt;
+        applyOne(b);
+        if (moves && !m_held.empty())
+            applyDue();
     }
+    // What waits begins at m_heldFrom, the line calls are judged final by
+    // stops there (see pacedReadTo: a partition's timestamps out of order can
+    // keep a batch due behind one that is not); records are read up to the
+    // first record batch waiting.
+    m_heldFrom = INT64_MAX;
+    for (const PackedBatch& b : m_held) {
+        m_heldFrom = std::min(m_heldFrom, b.readFrom);
+        if (b.stream == 0 && records != kNoTime)
+            records = std::min(records, b.readFrom);
+    }
+    if (records != kNoTime)
+        m_engine.setRecordCoverage(records);
     {
         std::lock_guard lock(m_mutex);
-        for (PackedBatch& b : queue)
+        for (PackedBatch& b : applied)
             if (b.capacity <= kMaxSpareBuffer && m_spareBytes + b.capacity <= kMaxSpareBytes) {
                 m_spareBytes += b.capacity;
                 m_spare.push_back(std::move(b));
@@ -472,6 +558,9 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
             std::deque<PackedBatch> dropped; // freed after the lock is released
             std::lock_guard lock(monitor.m_mutex);
             dropped.swap(monitor.m_queue);
+            monitor.m_held.clear(); // (the model thread's: this one)
+            monitor.m_heldObservations = 0;
+            monitor.m_heldFrom = INT64_MAX;
             monitor.m_queued = 0;
             monitor.m_queuedBytes = 0;
         }
@@ -543,8 +632,10 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         // The sources' progress is taken before the batches are applied: a
         // reader delivers what it has read before it reports the progress,
         // so everything up to readTo is in the store when calls are judged.
-        const EpochMillis readTo = pacedReadTo();
+        // (Kafka's batches tell how far it had read as they are applied.)
+        const PacedParts before = pacedParts();
         applyQueued(nowMillis(), false);
+        const EpochMillis readTo = pacedReadTo(before);
         // Looked at as the store grows, not on a clock: a load faster than
         // any period still lets its final calls go. (Not once a reader has
         // failed: the other's progress alone does not make a call final.)
@@ -562,8 +653,11 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         // a store that lets nothing go does not double memory. (5M calls:
         // 22-25 s -> 20.2-20.8 s, with librdkafka's prefetch halved to keep
         // the 1M scan's peak. Packed, twice the store: 19.0-19.2 s, but
-        // 20 MiB more at 1M, 274-278 MiB: at the target.)
-        m_queueRoom = std::max(kMaxQueued, m_store.size());
+        // 20 MiB more at 1M, 274-278 MiB: at the target.) The observations
+        // held back (applyQueued) count with the store: they were its calls
+        // before they waited outside it (without them, the room halved with
+        // the store: 5M calls 20.1 -> 21.4 s).
+        m_queueRoom = std::max(kMaxQueued, m_store.size() + m_heldObservations);
         m_queueFilled.wait_for(lock, std::chrono::milliseconds(20),
                                [&] { return !m_queue.empty() || running == 0; });
     }

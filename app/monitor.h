@@ -253,6 +253,12 @@ private:
     // observations are filled again and again, their texts allocating only
     // when longer than before. Kept up to a few sources' batches' worth.
     ObservationBatch m_unpacked;
+    // Record batches waiting for Kafka to read as far (model thread; see applyQueued).
+    std::deque<PackedBatch> m_held;
+    std::size_t m_heldObservations = 0; // in m_held
+    EpochMillis m_heldFrom = INT64_MAX; // the earliest readFrom in m_held
+    EpochMillis m_kafkaAt =
+        kNoTime; // how far Kafka's batches applied were read (in all partitions)
     static constexpr std::size_t kMaxUnpackedKept = 40'000;
     // The thread that applies batches (set by the first applyQueued): it never
     // waits for queue space, every other thread (the sources) does.
@@ -280,7 +286,14 @@ private:
     void startPacing(EpochMillis since, EpochMillis until);
     void stopPacing(const std::string& source);
     // Every source has read up to here while loading (kNoTime: not known yet).
-    EpochMillis pacedReadTo();
+    // How far both sources loading have read (INT64_MAX: not loading),
+    // taken before the queue is applied; then the line up to which the
+    // store holds all they read (kNoTime: none yet).
+    struct PacedParts {
+        EpochMillis pg = INT64_MAX, kafka = INT64_MAX;
+    };
+    PacedParts pacedParts();
+    EpochMillis pacedReadTo(const PacedParts& before) const;
     bool m_live = false, m_windowJudged = false;
 
     std::unique_ptr<EffectProbe> m_probe; // only when [probe] sql is set

@@ -607,9 +607,15 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
     // The partition of the message before (a queue's batch is one partition's
     // messages): its key, next offset, newest time, end and role looked up
     // once, not in four maps keyed by topic name per message.
+    // Each partition's batches go to the model in order, as one stream of
+    // their own (see Monitor::applyQueued): numbered from 1.
+    std::map<PartitionKey, std::uint32_t> streamOf;
+    for (const auto& p : parts)
+        streamOf.emplace(p, static_cast<std::uint32_t>(streamOf.size() + 1));
     struct Current {
         rd_kafka_topic_t* rkt = nullptr;
         std::int32_t partition = -1;
+        std::uint32_t stream = 0;
         PartitionKey key;
         std::int64_t* next = nullptr;  // in m->assigned
         EpochMillis* newest = nullptr; // in `newest`, once it has a time
@@ -621,6 +627,8 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
             cur.rkt = msg->rkt;
             cur.partition = msg->partition;
             cur.key = {rd_kafka_topic_name(msg->rkt), msg->partition};
+            const auto st = streamOf.find(cur.key);
+            cur.stream = st == streamOf.end() ? 0 : st->second;
             cur.next = &m->assigned[cur.key];
             const auto n = newest.find(cur.key);
             cur.newest = n == newest.end() ? nullptr : &n->second;
@@ -629,6 +637,43 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
             cur.role = m->roleOf(cur.key.topic.c_str());
         }
         return cur;
+    };
+    // A batch holds one partition's messages: the model applies it once every
+    // partition has been read as far as its earliest (a partition ahead waits
+    // packed, not in the store), and each batch tells how far that is.
+    std::uint32_t batchStream = 0;
+    EpochMillis batchFrom = INT64_MAX;
+    // slowestRead() by stream number, for every batch: the newest time read
+    // in each partition, and the partitions still read (kept as `remaining`
+    // loses them).
+    std::vector<EpochMillis> newestBy(streamOf.size() + 1, kNoTime);
+    std::vector<std::uint32_t> open;
+    std::size_t openOf = SIZE_MAX; // remaining.size() when `open` was made
+    const auto slowestNow = [&] {
+        if (openOf != remaining.size()) {
+            open.clear();
+            for (const auto& [p, end] : remaining)
+                if (const auto it = streamOf.find(p); it != streamOf.end())
+                    open.push_back(it->second);
+            openOf = remaining.size();
+        }
+        EpochMillis t = INT64_MAX;
+        for (const std::uint32_t st : open)
+            t = std::min(t, newestBy[st] == kNoTime ? m->coverageFrom : newestBy[st]);
+        return t;
+    };
+    const auto flush = [&] {
+        if (!batch.hasAnything())
+            return;
+        batch.readFrom = batchFrom == INT64_MAX ? kNoTime : batchFrom;
+        batch.stream = batchStream;
+        const EpochMillis slowest = slowestNow(); // (as reported: not past the end)
+        batch.kafkaReadTo = slowest == INT64_MAX
+                                ? kNoTime
+                                : std::min(until == kNoTime ? nowMillis() : until, slowest);
+        sink.deliver(std::move(batch));
+        batch.clear(); // (a sink may have kept a copy)
+        batchFrom = INT64_MAX;
     };
     const auto handle = [&](rd_kafka_message_t* msg) {
         const std::unique_ptr<rd_kafka_message_t, void (*)(rd_kafka_message_t*)> owned(
@@ -640,8 +685,14 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
             if (!p.newest)
                 p.newest = &newest.try_emplace(p.key, ts).first->second;
             *p.newest = std::max(*p.newest, ts);
-            if (until == kNoTime || ts < until)
+            newestBy[p.stream] = *p.newest;
+            if (until == kNoTime || ts < until) {
+                if (p.stream != batchStream)
+                    flush();
+                batchStream = p.stream;
+                batchFrom = std::min(batchFrom, ts);
                 m->decode(msg, p.role, batch, m->decoder);
+            }
             if (*p.next >= p.end) {
                 remaining.erase(p.key);
                 p.end = INT64_MAX;
@@ -721,18 +772,12 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
                 throw SourceError("Kafka (" + m->cfg.brokers + "): no progress reading the window" +
                                   (last.empty() ? std::string() : ": " + last));
             }
-            if (batch.size() + batch.rejected.size() >= kBatchMessages) {
-                sink.deliver(std::move(batch));
-                batch.clear(); // (a sink may have kept a copy)
-            }
+            if (batch.size() + batch.rejected.size() >= kBatchMessages)
+                flush();
             if (now - lastShown > std::chrono::milliseconds(250)) {
                 lastShown = now;
                 progress();
-                // What is delivered is read up to here (the batch in hand is not).
-                if (batch.hasAnything()) {
-                    sink.deliver(std::move(batch));
-                    batch.clear(); // (a sink may have kept a copy)
-                }
+                flush(); // what is delivered is read up to here (the batch in hand is not)
                 const EpochMillis upTo =
                     std::min(until == kNoTime ? nowMillis() : until, slowestRead());
                 if (!m->receiptsMissing)
@@ -750,8 +795,7 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
         throw;
     }
     joinQueues();
-    if (batch.hasAnything())
-        sink.deliver(std::move(batch));
+    flush();
     sink.loadProgress("kafka", 100);
     sink.readTo("kafka", asked);
     if (!m->receiptsMissing)

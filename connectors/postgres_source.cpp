@@ -239,6 +239,9 @@ struct PostgresSource::Impl {
     // look back over clock_skew would bring in calls whose other events, read
     // from the window's start only, are missing, and judge them half-seen).
     EpochMillis windowStart = kNoTime;
+    // The start of the window's slice being streamed (kNoTime otherwise):
+    // every row read has its slice time (updated_at, arrival) at or after it.
+    EpochMillis sliceFrom = kNoTime;
     std::map<std::int64_t, EpochMillis> openAttempts; // id -> arrived, re-read until finished
     std::int64_t polls = 0;
 
@@ -755,6 +758,7 @@ struct PostgresSource::Impl {
             (this->*add)(fields, nulls, batch);
             if (batch.size() + batch.rejected.size() >= kBatchRows) {
                 track(batch);
+                batch.readFrom = readFromOf(batch);
                 sink.deliver(std::move(batch));
                 batch.clear(); // (a sink may have kept a copy)
                 if (cancel)
@@ -767,9 +771,26 @@ struct PostgresSource::Impl {
             throw SourceError("PostgreSQL: a row of a window's read (binary COPY) does not match "
                               "its columns (the table changed?); it is read again in text");
         track(batch);
+        batch.readFrom = readFromOf(batch);
         if (batch.hasAnything())
             sink.deliver(std::move(batch));
         return rows;
+    }
+
+    // The earliest slice time of a window slice's batch: the least of its
+    // rows' (a millisecond early: times are read rounded to the nearest),
+    // never before the slice's start; kNoTime outside a window's slice.
+    EpochMillis readFromOf(const ObservationBatch& batch) const {
+        if (sliceFrom == kNoTime)
+            return kNoTime;
+        EpochMillis least = INT64_MAX;
+        for (const RecordObservation& r : batch.records)
+            if (r.updatedAt != kNoTime)
+                least = std::min(least, r.updatedAt);
+        for (const AttemptObservation& a : batch.attempts)
+            if (a.arrivedAt != kNoTime)
+                least = std::min(least, a.arrivedAt);
+        return least == INT64_MAX ? sliceFrom : std::max(sliceFrom, least - 1);
     }
 
     // The earliest time in `column` of `table` at or after `from` (kNoTime
@@ -1305,6 +1326,7 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
                                       m->bound(m->recordCreated, "<", until);
             if (!last)
                 recordWhere += " AND " + m->bound(m->recordUpdated, "<", to);
+            m->sliceFrom = from; // (reset below, and when the read fails)
             std::size_t rows = m->stream(m->recordStream + " WHERE " + recordWhere, m->recordBinary,
                                          sink, cancel, &Impl::addRecord);
             if (attempts && !cancel)
@@ -1312,6 +1334,7 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
                                       m->bound(m->attemptArrived, ">=", from) + " AND " +
                                       m->bound(m->attemptArrived, "<", last ? until : to),
                                   m->attemptBinary, sink, cancel, &Impl::addAttempt);
+            m->sliceFrom = kNoTime;
             if (last)
                 break;
             from = to;
@@ -1344,8 +1367,10 @@ void PostgresSource::loadWindow(EpochMillis since, EpochMillis until, Observatio
         m->recordCursor = std::max(m->recordCursor, std::min(until, nowMillis()));
         m->attemptCursor = std::max(m->attemptCursor, std::min(until, nowMillis()));
     } catch (const SourceError&) {
+        m->sliceFrom = kNoTime;
         throw;
     } catch (const std::exception& e) {
+        m->sliceFrom = kNoTime;
         const std::string why = m->failure(e, m->conn.get());
         m->conn.reset();
         throw SourceError(why);

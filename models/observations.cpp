@@ -241,7 +241,10 @@ ObservationBatch::~ObservationBatch() {
 ObservationBatch::ObservationBatch(ObservationBatch&& o) noexcept
     : rejected(std::move(o.rejected)), gaps(std::move(o.gaps)), records(std::move(o.records)),
       attempts(std::move(o.attempts)), receipts(std::move(o.receipts)),
-      callerEvents(std::move(o.callerEvents)), probes(std::move(o.probes)), m_pool(o.m_pool) {}
+      callerEvents(std::move(o.callerEvents)), probes(std::move(o.probes)),
+      readFrom(std::exchange(o.readFrom, kNoTime)),
+      kafkaReadTo(std::exchange(o.kafkaReadTo, kNoTime)), stream(std::exchange(o.stream, 0)),
+      m_pool(o.m_pool) {}
 
 ObservationBatch& ObservationBatch::operator=(ObservationBatch&& o) noexcept {
     if (this == &o)
@@ -255,12 +258,17 @@ ObservationBatch& ObservationBatch::operator=(ObservationBatch&& o) noexcept {
     receipts = std::move(o.receipts);
     callerEvents = std::move(o.callerEvents);
     probes = std::move(o.probes);
+    readFrom = std::exchange(o.readFrom, kNoTime);
+    kafkaReadTo = std::exchange(o.kafkaReadTo, kNoTime);
+    stream = std::exchange(o.stream, 0);
     m_pool = o.m_pool;
     // (`o` is left empty, std::vector's move leaves it so.)
     return *this;
 }
 
 void ObservationBatch::clear() {
+    readFrom = kafkaReadTo = kNoTime;
+    stream = 0;
     records.clear();
     attempts.clear();
     receipts.clear();
@@ -405,6 +413,9 @@ void pack(ObservationBatch& from, PackedBatch& to) {
     to.attempts = packList(from.attempts, to);
     to.receipts = packList(from.receipts, to);
     to.callerEvents = packList(from.callerEvents, to);
+    to.readFrom = from.readFrom;
+    to.kafkaReadTo = from.kafkaReadTo;
+    to.stream = from.stream;
     to.rejected = std::move(from.rejected);
     to.gaps = std::move(from.gaps);
     to.probes = std::move(from.probes);
@@ -422,6 +433,9 @@ void unpack(PackedBatch& from, ObservationBatch& to) {
         p = unpackOne(p, to.addReceipt());
     for (std::uint32_t k = 0; k < from.callerEvents; ++k)
         p = unpackOne(p, to.addCallerEvent());
+    to.readFrom = from.readFrom;
+    to.kafkaReadTo = from.kafkaReadTo;
+    to.stream = from.stream;
     to.rejected = std::move(from.rejected);
     to.gaps = std::move(from.gaps);
     to.probes = std::move(from.probes);

@@ -213,6 +213,17 @@ struct ObservationBatch {
     ObservationList<ReceiptObservation> receipts;
     ObservationList<CallerObservation> callerEvents;
     std::vector<ProbeObservation> probes;
+    // A window's record reader reads in slices of time: the earliest time of
+    // what this batch holds in the slice's terms (a record's updated_at, an
+    // attempt's arrival), or kNoTime. The model applies such a batch once the
+    // other source has read that far (see Monitor::applyQueued).
+    EpochMillis readFrom = kNoTime;
+    // A window's Kafka reader: how far every partition had been read when
+    // the batch was handed over (kNoTime: not told).
+    EpochMillis kafkaReadTo = kNoTime;
+    // Batches of one stream (a Kafka partition, numbered from 1; 0 for the
+    // rest) are applied in the order they came.
+    std::uint32_t stream = 0;
 
     ObservationBatch() = default;
     // A batch whose observations go back to `pool` when it is destroyed, to
@@ -280,6 +291,8 @@ struct PackedBatch {
     std::unique_ptr<char[]> bytes;
     std::size_t used = 0, capacity = 0;
     std::uint32_t records = 0, attempts = 0, receipts = 0, callerEvents = 0;
+    EpochMillis readFrom = kNoTime, kafkaReadTo = kNoTime; // (see ObservationBatch)
+    std::uint32_t stream = 0;
     std::vector<Rejection> rejected;
     std::vector<DataGap> gaps;
     std::vector<ProbeObservation> probes;

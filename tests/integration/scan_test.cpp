@@ -246,6 +246,85 @@ TEST(Scan, MalformedMessagesAreCountedPerReasonAndSkipped) {
 // in a busy topic reads minutes of one partition, not hours); a receipt that
 // came an hour after the record (a relay that was down) is still found,
 // because the receipt was missing from those minutes.
+// While a window loads, a batch that begins later than every Kafka partition
+// has been read waits until they have (Monitor::applyQueued): here the one
+// receipt partition is read in a fetch or two, hours ahead of the four caller
+// partitions, the records all at once ahead of both, and every 40th receipt
+// carries a message time minutes behind its neighbours (a producer's clock),
+// so a batch that is due can wait behind an earlier one of its partition.
+// Every call is healthy and every receipt comes after its first version: the
+// scan finds nothing (a receipt applied out of order is a receipt_regression,
+// a call judged before its waiting rows an orphan or a missing receipt).
+TEST(Scan, BatchesReadAheadWaitAndEveryCallIsJudgedWhole) {
+    const TestStack s = TestStack::fresh("held");
+    std::string error;
+    bool refused = false;
+    ASSERT_TRUE(sim::prepareDatabase(s.dsn, s.database, error, refused)) << error;
+    constexpr int kCalls = 3000;
+    constexpr EpochMillis kStep = 2400; // two hours of calls
+    const EpochMillis t0 = nowMillis() - 3 * 3'600'000;
+    const auto at = [&](EpochMillis ms) { return std::to_string(ms); };
+    {
+        pqxx::connection c(s.dsn);
+        pqxx::work w(c);
+        const std::string start = "(" + at(t0) + " + i * " + at(kStep) + ") / 1000.0";
+        w.exec("INSERT INTO idempotent_record (call_id, request_digest, status, first_source, "
+               "created_at, updated_at, expire_at) SELECT 'held-' || i, md5(i::text) || "
+               "md5(i::text), 'SUCCESS', 'api-1', to_timestamp(" +
+               start + "), to_timestamp(" + start + " + 0.02), to_timestamp(" + start +
+               " + 86400) FROM generate_series(0, " + std::to_string(kCalls - 1) + ") i");
+        w.exec("INSERT INTO idempotent_attempt (call_id, request_digest, source_instance, "
+               "trace_id, outcome, arrived_at, finished_at) SELECT 'held-' || i, md5(i::text) "
+               "|| md5(i::text), 'api-1', 'trace-' || i, 'EXECUTED', to_timestamp(" +
+               start + "), to_timestamp(" + start + " + 0.02) FROM generate_series(0, " +
+               std::to_string(kCalls - 1) + ") i");
+        w.commit();
+    }
+    const KafkaSettings ks{s.brokers, {}, s.config.kafka.partitioner};
+    ASSERT_TRUE(ensureTopics(ks, {s.receiptTopic}, 1, error)) << error;
+    ASSERT_TRUE(ensureTopics(ks, {s.callerTopic}, 4, error)) << error;
+    auto producer = KafkaProducer::create(ks, error);
+    ASSERT_TRUE(producer) << error;
+    for (int i = 0; i < kCalls; ++i) {
+        const std::string id = "held-" + std::to_string(i);
+        const EpochMillis t = t0 + i * kStep;
+        for (const auto& [state, when] :
+             {std::pair{"INITIATED", t - 5}, std::pair{"AWAITING_RESPONSE", t - 2},
+              std::pair{"CONFIRMED_SUCCESS", t + 25}}) {
+            const std::string json = R"({"callId":")" + id + R"(","state":")" + state +
+                                     R"(","at":")" + formatIsoMillis(when) +
+                                     R"(","instance":"api-1","attempt":1})";
+            ASSERT_TRUE(producer->produce(s.callerTopic, id, json, error, when)) << error;
+        }
+        // Two versions, the second a millisecond later; every 40th call's
+        // both stamped six minutes early by the producer (finishedAt is true).
+        const EpochMillis stamp = i % 40 == 0 ? t + 20 - 360'000 : t + 20;
+        for (int version = 1; version <= 2; ++version) {
+            const std::string json = R"({"callId":")" + id + R"(","status":"SUCCESS","version":)" +
+                                     std::to_string(version) + R"(,"finishedAt":")" +
+                                     formatIsoMillis(t + 20 + version) + R"("})";
+            ASSERT_TRUE(producer->produce(s.receiptTopic, id, json, error, stamp + version))
+                << error;
+        }
+    }
+    ASSERT_TRUE(producer->flush(30'000));
+
+    // (Final calls leave while the window loads, 200 at a time at least.)
+    const TempFile config("held.toml",
+                          readFile(s.writeConfig("[retention]\nrelease_batch = 200\n")));
+    const CommandResult scan =
+        runCommand(callscopeBinary() + " scan --config " + config.path + " --since 1d --json");
+    ASSERT_EQ(scan.exitCode, 0) << scan.err;
+    const std::size_t lastLine = scan.out.rfind('\n', scan.out.size() - 2);
+    const std::string summary =
+        lastLine == std::string::npos ? scan.out : scan.out.substr(lastLine + 1);
+    EXPECT_NE(summary.find(R"("calls":)" + std::to_string(kCalls) + ","), std::string::npos)
+        << summary;
+    EXPECT_EQ(summary.find(R"("releasedCalls":0,)"), std::string::npos) << summary;
+    EXPECT_EQ(scan.out.find(R"("type":"anomaly")"), std::string::npos) << scan.out.substr(0, 4000);
+    EXPECT_NE(summary.find(R"("anomalies":{})"), std::string::npos) << summary;
+}
+
 TEST(Inspect, AReceiptAnHourAfterItsRecordIsStillRead) {
     const TestStack s = TestStack::fresh("late-receipt");
     std::string error;
