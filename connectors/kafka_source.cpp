@@ -604,14 +604,14 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
         rd_kafka_queue_destroy(consumerQueue);
     };
     ObservationBatch batch(m->pool);
-    // The partition of the message before (a queue's batch is one partition's
-    // messages): its key, next offset, newest time, end and role looked up
-    // once, not in four maps keyed by topic name per message.
     // Each partition's batches go to the model in order, as one stream of
     // their own (see Monitor::applyQueued): numbered from 1.
     std::map<PartitionKey, std::uint32_t> streamOf;
     for (const auto& p : parts)
         streamOf.emplace(p, static_cast<std::uint32_t>(streamOf.size() + 1));
+    // The partition of the message before (a queue's batch is one partition's
+    // messages): its key, stream, next offset, newest time, end and role
+    // looked up once, not in maps keyed by topic name per message.
     struct Current {
         rd_kafka_topic_t* rkt = nullptr;
         std::int32_t partition = -1;
