@@ -19,7 +19,6 @@
 #include <csignal>
 #include <cstdio>
 #include <iostream>
-#include <malloc.h>
 #include <memory>
 #include <thread>
 
@@ -244,14 +243,6 @@ int runScanCommand(const ScanOptions& options) {
     if (const int refused = prepareWindowCommand("scan", options.since, options.until,
                                                  options.config, since, until, config))
         return refused;
-    // The store's tables are made anew at every compaction while the window
-    // loads (MiBs to tens of MiB each at 5M calls): glibc maps large blocks
-    // (above a threshold that grows to 32 MiB at most) and unmaps them when
-    // freed, so the kernel faults in and clears their pages every time. Up
-    // to 64 MiB kept in the heap, they are reused: a 5M-call scan 18.6 ->
-    // 18.1 s (CPU -1 s), its peak 438 -> 483-519 MiB; 1M 212 -> 228 MiB.
-    mallopt(M_MMAP_THRESHOLD, 64 << 20);
-    mallopt(M_TRIM_THRESHOLD, 64 << 20);
     Monitor monitor(*config);
     if (const int failed = loadWindowOrReport("scan", monitor, since, until))
         return failed;
