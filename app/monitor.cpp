@@ -146,6 +146,7 @@ void Monitor::startPacing(EpochMillis since, EpochMillis until) {
     m_kafkaAt = kNoTime; // (the model thread's: this one)
     m_held.clear();
     m_heldObservations = 0;
+    m_heldBytes = 0;
     m_heldFrom = INT64_MAX;
 }
 
@@ -216,7 +217,7 @@ std::vector<SourceHealth> Monitor::healthChanges() {
 void Monitor::applyQueued(EpochMillis now, bool judge) {
     std::deque<PackedBatch> queue;
     EpochMillis from, to, records;
-    bool holding = false; // record batches wait for Kafka (see below)
+    bool holding = false; // batches read ahead wait for Kafka (see below)
     m_modelThread = std::this_thread::get_id();
     {
         std::lock_guard lock(m_mutex);
@@ -240,11 +241,14 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
     // messages then come to the store close together, while its state is
     // still in the cache, and the store holds the calls up to where all have
     // read, not the readers' leads. Batches of one stream (the record
-    // reader's; a partition's) keep their order. What waits is outside the
-    // queue's room: the readers go on to their leads, never held by it. It is
-    // later than the sources' common progress (readTo), so no call is judged
-    // final without it; the record coverage told to the engine stops at the
-    // earliest record batch waiting.
+    // reader's; a partition's) keep their order, so one due may wait behind
+    // an earlier one that is not. What waits is outside the queue's room (the
+    // readers go on to their leads, never held by it) up to a quarter of the
+    // memory budget, beyond which the earliest held go to the store as
+    // before. The line calls are judged final by stops at the earliest
+    // batch waiting (m_heldFrom, pacedReadTo), and so does the record
+    // coverage told to the engine. (Applying a batch early is always right,
+    // only slower: it is how every batch went before.)
     const auto due = [&](const PackedBatch& b) {
         return !holding || b.readFrom == kNoTime ||
                b.readFrom <= std::max(m_kafkaAt, b.kafkaReadTo);
@@ -308,6 +312,7 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
                 PackedBatch b = std::move(*it);
                 it = m_held.erase(it);
                 m_heldObservations -= b.observations();
+                m_heldBytes -= b.capacity;
                 applyOne(b);
                 again = true; // (Kafka read further: one before may be due now)
             }
@@ -323,6 +328,7 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
     for (PackedBatch& b : queue) {
         if (b.readFrom != kNoTime && (!due(b) || streamHeld(b.stream))) {
             m_heldObservations += b.observations();
+            m_heldBytes += b.capacity;
             m_held.push_back(std::move(b));
             continue;
         }
@@ -330,6 +336,15 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
         applyOne(b);
         if (moves && !m_held.empty())
             applyDue();
+    }
+    const auto heldRoom = static_cast<std::size_t>(
+        std::max<std::int64_t>(m_config.retention.maxBytes / 4, std::int64_t{4} << 20));
+    while (m_heldBytes > heldRoom && !m_held.empty()) { // the earliest, in order
+        PackedBatch b = std::move(m_held.front());
+        m_held.pop_front();
+        m_heldObservations -= b.observations();
+        m_heldBytes -= b.capacity;
+        applyOne(b);
     }
     // What waits begins at m_heldFrom, the line calls are judged final by
     // stops there (see pacedReadTo: a partition's timestamps out of order can
@@ -556,11 +571,13 @@ void Monitor::loadWindow(EpochMillis since, EpochMillis until, const std::atomic
         std::thread& kafka;
         void dropQueue() {
             std::deque<PackedBatch> dropped; // freed after the lock is released
+            std::deque<PackedBatch> held = std::move(monitor.m_held); // (this thread's)
+            monitor.m_held.clear();
+            monitor.m_heldObservations = 0;
+            monitor.m_heldBytes = 0;
+            monitor.m_heldFrom = INT64_MAX;
             std::lock_guard lock(monitor.m_mutex);
             dropped.swap(monitor.m_queue);
-            monitor.m_held.clear(); // (the model thread's: this one)
-            monitor.m_heldObservations = 0;
-            monitor.m_heldFrom = INT64_MAX;
             monitor.m_queued = 0;
             monitor.m_queuedBytes = 0;
         }

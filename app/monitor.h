@@ -253,9 +253,11 @@ private:
     // observations are filled again and again, their texts allocating only
     // when longer than before. Kept up to a few sources' batches' worth.
     ObservationBatch m_unpacked;
-    // Record batches waiting for Kafka to read as far (model thread; see applyQueued).
+    // Batches read ahead, waiting for Kafka to read as far (model thread;
+    // see applyQueued).
     std::deque<PackedBatch> m_held;
     std::size_t m_heldObservations = 0; // in m_held
+    std::size_t m_heldBytes = 0;        // their buffers
     EpochMillis m_heldFrom = INT64_MAX; // the earliest readFrom in m_held
     EpochMillis m_kafkaAt =
         kNoTime; // how far Kafka's batches applied were read (in all partitions)

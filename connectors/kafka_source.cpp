@@ -606,9 +606,12 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
     ObservationBatch batch(m->pool);
     // Each partition's batches go to the model in order, as one stream of
     // their own (see Monitor::applyQueued): numbered from 1.
+    // (A partition not listed at the start, which never happens, has one
+    // stream for all such, after theirs.)
     std::map<PartitionKey, std::uint32_t> streamOf;
     for (const auto& p : parts)
         streamOf.emplace(p, static_cast<std::uint32_t>(streamOf.size() + 1));
+    const auto kUnlistedStream = static_cast<std::uint32_t>(streamOf.size() + 1);
     // The partition of the message before (a queue's batch is one partition's
     // messages): its key, stream, next offset, newest time, end and role
     // looked up once, not in maps keyed by topic name per message.
@@ -628,7 +631,7 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
             cur.partition = msg->partition;
             cur.key = {rd_kafka_topic_name(msg->rkt), msg->partition};
             const auto st = streamOf.find(cur.key);
-            cur.stream = st == streamOf.end() ? 0 : st->second;
+            cur.stream = st == streamOf.end() ? kUnlistedStream : st->second;
             cur.next = &m->assigned[cur.key];
             const auto n = newest.find(cur.key);
             cur.newest = n == newest.end() ? nullptr : &n->second;
@@ -646,7 +649,7 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
     // slowestRead() by stream number, for every batch: the newest time read
     // in each partition, and the partitions still read (kept as `remaining`
     // loses them).
-    std::vector<EpochMillis> newestBy(streamOf.size() + 1, kNoTime);
+    std::vector<EpochMillis> newestBy(streamOf.size() + 2, kNoTime); // (and kUnlistedStream's)
     std::vector<std::uint32_t> open;
     std::size_t openOf = SIZE_MAX; // remaining.size() when `open` was made
     const auto slowestNow = [&] {
@@ -685,10 +688,11 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
             if (!p.newest)
                 p.newest = &newest.try_emplace(p.key, ts).first->second;
             *p.newest = std::max(*p.newest, ts);
+            const bool inWindow = until == kNoTime || ts < until;
+            if (inWindow && p.stream != batchStream)
+                flush(); // (told how far the partitions were read before this one)
             newestBy[p.stream] = *p.newest;
-            if (until == kNoTime || ts < until) {
-                if (p.stream != batchStream)
-                    flush();
+            if (inWindow) {
                 batchStream = p.stream;
                 batchFrom = std::min(batchFrom, ts);
                 m->decode(msg, p.role, batch, m->decoder);

@@ -213,10 +213,11 @@ struct ObservationBatch {
     ObservationList<ReceiptObservation> receipts;
     ObservationList<CallerObservation> callerEvents;
     std::vector<ProbeObservation> probes;
-    // A window's record reader reads in slices of time: the earliest time of
-    // what this batch holds in the slice's terms (a record's updated_at, an
-    // attempt's arrival), or kNoTime. The model applies such a batch once the
-    // other source has read that far (see Monitor::applyQueued).
+    // While a window loads: the earliest time of what this batch holds, in
+    // its reader's terms (a record's updated_at and an attempt's arrival for
+    // the record reader, which reads in slices of time; the message time for
+    // Kafka's), or kNoTime. The model applies such a batch once Kafka has
+    // read that far in every partition (see Monitor::applyQueued).
     EpochMillis readFrom = kNoTime;
     // A window's Kafka reader: how far every partition had been read when
     // the batch was handed over (kNoTime: not told).

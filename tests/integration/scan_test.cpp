@@ -242,19 +242,16 @@ TEST(Scan, MalformedMessagesAreCountedPerReasonAndSkipped) {
     EXPECT_EQ(readAnomalyLines(r.out), sim.truth); // consumption went on
 }
 
-// A finished call is read first around its life (issue 12: a cold drill-down
-// in a busy topic reads minutes of one partition, not hours); a receipt that
-// came an hour after the record (a relay that was down) is still found,
-// because the receipt was missing from those minutes.
 // While a window loads, a batch that begins later than every Kafka partition
 // has been read waits until they have (Monitor::applyQueued): here the one
-// receipt partition is read in a fetch or two, hours ahead of the four caller
-// partitions, the records all at once ahead of both, and every 40th receipt
-// carries a message time minutes behind its neighbours (a producer's clock),
-// so a batch that is due can wait behind an earlier one of its partition.
-// Every call is healthy and every receipt comes after its first version: the
-// scan finds nothing (a receipt applied out of order is a receipt_regression,
-// a call judged before its waiting rows an orphan or a missing receipt).
+// receipt partition runs up to the partition lead ahead of the four caller
+// partitions, the records are read all at once ahead of both, and every
+// 40th call's receipts carry a message time minutes behind their neighbours
+// (a producer's clock), so a batch that is due can wait behind an earlier one
+// of its partition. Every call is healthy and each receipt's second version
+// comes after its first: the scan finds nothing, and no receipt is taken
+// out of order (a call judged before its rows waiting would be an orphan
+// or miss a receipt).
 TEST(Scan, BatchesReadAheadWaitAndEveryCallIsJudgedWhole) {
     const TestStack s = TestStack::fresh("held");
     std::string error;
@@ -309,7 +306,8 @@ TEST(Scan, BatchesReadAheadWaitAndEveryCallIsJudgedWhole) {
     }
     ASSERT_TRUE(producer->flush(30'000));
 
-    // (Final calls leave while the window loads, 200 at a time at least.)
+    // (Final calls may leave while the window loads, 200 at a time at least:
+    // whether any do depends on how the readers' batches fall.)
     const TempFile config("held.toml",
                           readFile(s.writeConfig("[retention]\nrelease_batch = 200\n")));
     const CommandResult scan =
@@ -320,11 +318,15 @@ TEST(Scan, BatchesReadAheadWaitAndEveryCallIsJudgedWhole) {
         lastLine == std::string::npos ? scan.out : scan.out.substr(lastLine + 1);
     EXPECT_NE(summary.find(R"("calls":)" + std::to_string(kCalls) + ","), std::string::npos)
         << summary;
-    EXPECT_EQ(summary.find(R"("releasedCalls":0,)"), std::string::npos) << summary;
     EXPECT_EQ(scan.out.find(R"("type":"anomaly")"), std::string::npos) << scan.out.substr(0, 4000);
     EXPECT_NE(summary.find(R"("anomalies":{})"), std::string::npos) << summary;
+    EXPECT_NE(summary.find(R"("outOfOrderReceipts":0,)"), std::string::npos) << summary;
 }
 
+// A finished call is read first around its life (issue 12: a cold drill-down
+// in a busy topic reads minutes of one partition, not hours); a receipt that
+// came an hour after the record (a relay that was down) is still found,
+// because the receipt was missing from those minutes.
 TEST(Inspect, AReceiptAnHourAfterItsRecordIsStillRead) {
     const TestStack s = TestStack::fresh("late-receipt");
     std::string error;
