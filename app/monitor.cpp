@@ -294,6 +294,15 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
             m_kafkaAt = std::max(m_kafkaAt, packed.kafkaReadTo);
         applied.push_back(std::move(packed));
     };
+    // A held batch out of m_held (and its counts), then applied.
+    const auto applyHeld = [&](std::deque<PackedBatch>::iterator it) {
+        PackedBatch b = std::move(*it);
+        const auto next = m_held.erase(it);
+        m_heldObservations -= b.observations();
+        m_heldBytes -= b.capacity;
+        applyOne(b);
+        return next;
+    };
     // The held batches now due, in order, a stream's after its earlier ones.
     std::vector<std::uint32_t> blocked;
     const auto applyDue = [&] {
@@ -309,11 +318,7 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
                     ++it;
                     continue;
                 }
-                PackedBatch b = std::move(*it);
-                it = m_held.erase(it);
-                m_heldObservations -= b.observations();
-                m_heldBytes -= b.capacity;
-                applyOne(b);
+                it = applyHeld(it);
                 again = true; // (Kafka read further: one before may be due now)
             }
         }
@@ -339,13 +344,8 @@ void Monitor::applyQueued(EpochMillis now, bool judge) {
     }
     const auto heldRoom = static_cast<std::size_t>(
         std::max<std::int64_t>(m_config.retention.maxBytes / 4, std::int64_t{4} << 20));
-    while (m_heldBytes > heldRoom && !m_held.empty()) { // the earliest, in order
-        PackedBatch b = std::move(m_held.front());
-        m_held.pop_front();
-        m_heldObservations -= b.observations();
-        m_heldBytes -= b.capacity;
-        applyOne(b);
-    }
+    while (m_heldBytes > heldRoom && !m_held.empty()) // the earliest, in order
+        applyHeld(m_held.begin());
     // What waits begins at m_heldFrom, the line calls are judged final by
     // stops there (see pacedReadTo: a partition's timestamps out of order can
     // keep a batch due behind one that is not); records are read up to the
