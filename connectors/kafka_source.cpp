@@ -567,12 +567,6 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
         const auto it = newest.find(p);
         return it == newest.end() ? m->coverageFrom : it->second;
     };
-    const auto slowestRead = [&] {
-        EpochMillis t = INT64_MAX;
-        for (const auto& [p, end] : remaining)
-            t = std::min(t, readTo(p));
-        return t;
-    };
     // Partitions move through time together: each has its own queue, and one
     // more than `lead` ahead of the slowest is not read from until the slowest
     // catches up. Its fetcher stops when its queue is full (bounded by
@@ -646,13 +640,14 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
     // packed, not in the store), and each batch tells how far that is.
     std::uint32_t batchStream = 0;
     EpochMillis batchFrom = INT64_MAX;
-    // slowestRead() by stream number, for every batch: the newest time read
-    // in each partition, and the partitions still read (kept as `remaining`
-    // loses them).
+    // How far every partition still read has been read (the oldest of their
+    // newest times; INT64_MAX when none is left), by stream number: asked for
+    // every batch. The newest time read in each partition, and the
+    // partitions still read (kept as `remaining` loses them).
     std::vector<EpochMillis> newestBy(streamOf.size() + 2, kNoTime); // (and kUnlistedStream's)
     std::vector<std::uint32_t> open;
     std::size_t openOf = SIZE_MAX; // remaining.size() when `open` was made
-    const auto slowestNow = [&] {
+    const auto slowestRead = [&] {
         if (openOf != remaining.size()) {
             open.clear();
             for (const auto& [p, end] : remaining)
@@ -665,15 +660,16 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
             t = std::min(t, newestBy[st] == kNoTime ? m->coverageFrom : newestBy[st]);
         return t;
     };
+    // That, as reported: never past the window's end or now.
+    const auto readUpTo = [&] {
+        return std::min(until == kNoTime ? nowMillis() : until, slowestRead());
+    };
     const auto flush = [&] {
         if (!batch.hasAnything())
             return;
         batch.readFrom = batchFrom == INT64_MAX ? kNoTime : batchFrom;
         batch.stream = batchStream;
-        const EpochMillis slowest = slowestNow(); // (as reported: not past the end)
-        batch.kafkaReadTo = slowest == INT64_MAX
-                                ? kNoTime
-                                : std::min(until == kNoTime ? nowMillis() : until, slowest);
+        batch.kafkaReadTo = remaining.empty() ? kNoTime : readUpTo();
         sink.deliver(std::move(batch));
         batch.clear(); // (a sink may have kept a copy)
         batchFrom = INT64_MAX;
@@ -782,8 +778,7 @@ void KafkaSource::loadWindow(EpochMillis since, EpochMillis until, ObservationSi
                 lastShown = now;
                 progress();
                 flush(); // what is delivered is read up to here (the batch in hand is not)
-                const EpochMillis upTo =
-                    std::min(until == kNoTime ? nowMillis() : until, slowestRead());
+                const EpochMillis upTo = readUpTo();
                 if (!m->receiptsMissing)
                     sink.receiptCoverage(m->coverageFrom, upTo);
                 // Held back to keep in step with the other source: nothing is
